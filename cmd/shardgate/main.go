@@ -1,0 +1,124 @@
+// Command shardgate runs one shardgate role: a node (shardgate node), and
+// with later releases the proxy, the embedded quick-start cluster (up) and
+// cluster administration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/shardgate/shardgate/node"
+)
+
+const usage = `shardgate runs Redis workloads across many machines.
+
+Usage:
+  shardgate <command> [flags]
+
+Commands:
+  node    serve one Redis-compatible node (owns hash slots)
+
+Run 'shardgate <command> --help' for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "node":
+		return runNode(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "shardgate: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// logFlags are the logging flags every role shares.
+type logFlags struct {
+	level  string
+	format string
+}
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
+}
+
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
+		return nil, fmt.Errorf("bad --log-level %q", l.level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch l.format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("bad --log-format %q", l.format)
+}
+
+func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("shardgate node", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := node.DefaultOptions()
+	opts := d
+	var lf logFlags
+	fs.StringVar(&opts.Addr, "addr", d.Addr, "RESP listen address (host:port)")
+	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
+	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
+	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
+	lf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: shardgate node [flags]\n\nServe one Redis 7.0-compatible node.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "shardgate node: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate node: %v\n", err)
+		return 2
+	}
+	opts.Logger = log
+	srv, err := node.New(opts)
+	if err != nil {
+		log.Error("bad options", "err", err)
+		return 2
+	}
+	if err := srv.ListenAndServe(ctx); err != nil {
+		log.Error("node stopped", "err", err)
+		return 1
+	}
+	log.Info("node shut down")
+	return 0
+}

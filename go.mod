@@ -1,0 +1,10 @@
+module github.com/shardgate/shardgate
+
+go 1.26
+
+require github.com/tidwall/redcon v1.6.4
+
+require (
+	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+)

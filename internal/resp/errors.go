@@ -1,0 +1,31 @@
+package resp
+
+// Redis 7.0.15's error replies, to the letter. Every reply text shardgate
+// sends that Redis also sends lives here; handlers refer to these names and
+// never spell the texts themselves. Texts with a %s take arguments through
+// the formatting helpers below.
+const (
+	ErrSyntax          = "ERR syntax error"
+	ErrNotInteger      = "ERR value is not an integer or out of range"
+	ErrNotFloat        = "ERR value is not a valid float"
+	ErrOverflow        = "ERR increment or decrement would overflow"
+	ErrIncrNaNOrInf    = "ERR increment would produce NaN or Infinity"
+	ErrWrongType       = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrNoSuchKey       = "ERR no such key"
+	ErrStringTooLong   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	ErrOffsetRange     = "ERR offset is out of range"
+	ErrInvalidExpire   = "ERR invalid expire time in '%s' command"
+	ErrCrossSlot       = "CROSSSLOT Keys in request don't hash to the same slot"
+	ErrNoAuth          = "NOAUTH Authentication required."
+	ErrWrongPass       = "WRONGPASS invalid username-password pair or user is disabled."
+	ErrAuthNoPassword  = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	ErrSelectCluster   = "ERR SELECT is not allowed in cluster mode"
+	ErrDBIndexRange    = "ERR DB index is out of range"
+	ErrMultiNested     = "ERR MULTI calls can not be nested"
+	ErrExecNoMulti     = "ERR EXEC without MULTI"
+	ErrDiscardNoMulti  = "ERR DISCARD without MULTI"
+	ErrWatchInMulti    = "ERR WATCH inside MULTI is not allowed"
+	ErrExecAbort       = "EXECABORT Transaction discarded because of previous errors."
+	ErrInternalPanic   = "ERR internal error while running the command (the node logged it)"
+	ErrProtoMaxBulkLen = "ERR Protocol error: invalid bulk length"
+)

@@ -1,0 +1,221 @@
+package node
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// route binds a command of the table to its implementation.
+type route struct {
+	cmd *slots.Command
+	// data is an engine command, run under the keyspace locks.
+	data engine.Handler
+	// conn is a node-level command (connection state, server info); it
+	// takes whatever locks it needs itself.
+	conn func(c *client, args [][]byte)
+	// exclusive commands hold the whole keyspace (FLUSHALL).
+	exclusive bool
+	// txControl commands run immediately even inside MULTI.
+	txControl bool
+}
+
+// exclusiveCommands need every shard at one instant.
+var exclusiveCommands = map[string]bool{"flushall": true, "flushdb": true}
+
+// txControlCommands are not queued by MULTI (as in Redis's processCommand).
+var txControlCommands = map[string]bool{
+	"exec": true, "discard": true, "multi": true, "watch": true,
+	"quit": true, "reset": true,
+}
+
+func buildRoutes(s *Server) []route {
+	data := engine.Handlers()
+	conn := s.connHandlers()
+	routes := make([]route, slots.NumIDs())
+	var add func(cmd *slots.Command)
+	add = func(cmd *slots.Command) {
+		r := &routes[cmd.ID]
+		r.cmd = cmd
+		r.data = data[cmd.FullName]
+		r.conn = conn[cmd.FullName]
+		r.exclusive = exclusiveCommands[cmd.FullName]
+		r.txControl = txControlCommands[cmd.FullName]
+		for _, sub := range cmd.Subcommands {
+			add(sub)
+		}
+	}
+	for _, cmd := range slots.All() {
+		add(cmd)
+	}
+	return routes
+}
+
+// execute runs one command for c: lookup, arity, auth, CROSSSLOT, then
+// MULTI queueing or the command itself, in Redis's order of checks.
+func (s *Server) execute(c *client, args [][]byte) {
+	cmd := slots.Lookup(args[0])
+	if cmd == nil {
+		c.rejectf("unknown command '%.128s', with args beginning with: %s", args[0], argsPreview(args[1:]))
+		return
+	}
+	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
+		sub := slots.LookupSub(cmd, args[1])
+		if sub == nil {
+			c.rejectf("unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0])))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.CheckArity(len(args)) {
+		c.rejectf("wrong number of arguments for '%s' command", cmd.FullName)
+		return
+	}
+	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
+		c.reject(resp.ErrNoAuth)
+		return
+	}
+	r := &s.routes[cmd.ID]
+	if r.data == nil && r.conn == nil {
+		c.rejectf("unknown command '%.128s', with args beginning with: %s", args[0], argsPreview(args[1:]))
+		return
+	}
+	slot, ok := c.commandSlot(cmd, args)
+	if !ok {
+		c.reject(resp.ErrCrossSlot)
+		return
+	}
+	if c.multi != nil && !r.txControl {
+		c.queue(r, args)
+		return
+	}
+	c.setLastCmd(cmd)
+	s.run(c, r, args, slot)
+}
+
+// commandSlot returns the slot of the command's keys (-1 when it has none)
+// and false when they are in different slots.
+func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
+	if cmd.FirstKey == 0 && cmd.Keys == nil {
+		return -1, true
+	}
+	c.keyBuf = cmd.KeyIndexes(args, c.keyBuf[:0])
+	slot := -1
+	for _, i := range c.keyBuf {
+		sl := int(slots.Slot(args[i]))
+		if slot < 0 {
+			slot = sl
+		} else if sl != slot {
+			return -1, false
+		}
+	}
+	return slot, true
+}
+
+// run executes a routed command with the locks it needs.
+func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
+	s.stats.commands.Add(1)
+	if r.conn != nil {
+		defer s.recoverCommand(c, r, c.w.Len())
+		r.conn(c, args)
+		return
+	}
+	// The context lives in the client so that a command allocates nothing.
+	c.ctx = engine.Ctx{KS: s.ks, Args: args, W: &c.w, Now: s.opts.Now().UnixMilli()}
+	s.runData(c, r, &c.ctx, slot)
+	c.ctx = engine.Ctx{}
+}
+
+// runData runs an engine command under the keyspace locks.
+func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
+	if r.exclusive {
+		s.ks.Lock()
+		defer s.ks.Unlock()
+		ctx.Exclusive = true
+		if slot >= 0 {
+			ctx.Shard = s.ks.Shard(uint16(slot))
+		}
+	} else {
+		s.ks.RLock()
+		defer s.ks.RUnlock()
+		if slot >= 0 {
+			sh := s.ks.Shard(uint16(slot))
+			sh.Lock()
+			defer sh.Unlock()
+			ctx.Shard = sh
+		}
+	}
+	defer s.recoverCommand(c, r, c.w.Len())
+	r.data(ctx)
+}
+
+// recoverCommand, deferred around every command, turns a panic into an ERR
+// reply and a log line: a bug in one command must never take the node
+// down. mark is the reply length before the command, so a half-written
+// reply is dropped.
+func (s *Server) recoverCommand(c *client, r *route, mark int) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	s.stats.unexpectedErrors.Add(1)
+	s.log.Error("command panicked", "command", r.cmd.FullName, "client", c.id,
+		"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	c.w.Truncate(mark)
+	c.w.Error(resp.ErrInternalPanic)
+}
+
+// reject replies with an error that happens before a command runs; inside
+// MULTI it also dooms the transaction, as Redis's flagTransaction does.
+func (c *client) reject(msg string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
+	c.srv.stats.errorReplies.Add(1)
+	c.w.Error(msg)
+}
+
+func (c *client) rejectf(format string, a ...any) {
+	c.reject("ERR " + fmt.Sprintf(format, a...))
+}
+
+// argsPreview renders the "with args beginning with:" part of Redis's
+// unknown-command error: each argument quoted and followed by a space,
+// while the text is shorter than 128 bytes.
+func argsPreview(args [][]byte) string {
+	var b strings.Builder
+	for _, a := range args {
+		if b.Len() >= 128 {
+			break
+		}
+		room := 128 - b.Len()
+		if len(a) > room {
+			a = a[:room]
+		}
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+	}
+	return b.String()
+}
+
+func (c *client) setLastCmd(cmd *slots.Command) {
+	c.mu.Lock()
+	c.lastCmd = cmd.FullName
+	c.lastAt = c.srv.opts.Now()
+	c.mu.Unlock()
+}
+
+// queue adds a command to the open transaction and replies QUEUED.
+func (c *client) queue(r *route, args [][]byte) {
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	c.multi.cmds = append(c.multi.cmds, queued{route: r, args: cp})
+	c.w.Simple("QUEUED")
+}

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// Ctx is one command's run: its arguments, where its reply goes, the
+// keyspace and, for keyed commands, the shard the dispatcher has locked.
+type Ctx struct {
+	KS   *Keyspace
+	Args [][]byte // Args[0] is the command name as the client sent it
+	W    *resp.Writer
+	// Now is the command's clock in unix milliseconds, read once so that a
+	// command sees one instant (as Redis's cached command time).
+	Now int64
+	// Shard is the locked shard of the command's keys; nil for keyless
+	// commands.
+	Shard *Shard
+	// Exclusive means the keyspace is held exclusively (inside a
+	// transaction that needs it, or FLUSHALL): shards are touched without
+	// their mutexes.
+	Exclusive bool
+}
+
+// Handler runs one command.
+type Handler func(c *Ctx)
+
+// Lookup is Keyspace.Lookup on the command's shard.
+func (c *Ctx) Lookup(key []byte) *Entry { return c.KS.Lookup(c.Shard, key, c.Now) }
+
+// EachShard calls fn on every shard in slot order, locking each one unless
+// the keyspace is held exclusively; fn returning false stops the walk.
+func (c *Ctx) EachShard(fn func(s *Shard) bool) {
+	for i := range c.KS.shards {
+		s := &c.KS.shards[i]
+		if !c.Exclusive {
+			s.mu.Lock()
+		}
+		ok := fn(s)
+		if !c.Exclusive {
+			s.mu.Unlock()
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// Handlers returns the engine's command implementations by full name
+// ("get", "object|encoding").
+func Handlers() map[string]Handler {
+	h := map[string]Handler{}
+	registerStrings(h)
+	registerKeyspace(h)
+	return h
+}

@@ -1,0 +1,365 @@
+// Package engine is the node's data: the keyspace, its values, expiry and
+// the command implementations that read and change them. It has no sockets:
+// commands write replies into a resp.Writer, so everything here is testable
+// with a buffer.
+//
+// # Locking
+//
+// The keyspace is split by hash slot: each of the 16384 slots is a Shard
+// with its own mutex and map. Every keyed command touches one slot (the
+// cluster rule, enforced by the dispatcher with CROSSSLOT), so it locks
+// exactly one shard for its whole run: that is Redis's per-command
+// atomicity, while a slow command on one slot leaves the other 16383 free.
+//
+// Above the shards sits Keyspace.big, a RWMutex. Keyed commands hold it
+// shared (then their shard's mutex). Commands that must see or change all
+// shards at one instant (FLUSHALL, a transaction with keyless commands)
+// hold it exclusively and then touch shards without their mutexes. Commands
+// that visit shards one at a time (DBSIZE, SCAN, KEYS) hold it shared and
+// lock each shard in turn. Lock order: big, then at most one shard.
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Kind is a value's Redis type.
+type Kind uint8
+
+// Value kinds, named as TYPE prints them.
+const (
+	KindString Kind = iota + 1
+	KindList
+	KindStream
+)
+
+// String returns the name TYPE replies with.
+func (k Kind) String() string {
+	switch k {
+	case KindString:
+		return "string"
+	case KindList:
+		return "list"
+	case KindStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// Encoding is what OBJECT ENCODING reports for a value.
+type Encoding uint8
+
+// Encodings, as Redis 7.0 names them.
+const (
+	EncRaw Encoding = iota
+	EncInt
+	EncEmbstr
+	EncQuicklist
+	EncListpack
+	EncStream
+)
+
+func (e Encoding) String() string {
+	switch e {
+	case EncInt:
+		return "int"
+	case EncEmbstr:
+		return "embstr"
+	case EncQuicklist:
+		return "quicklist"
+	case EncListpack:
+		return "listpack"
+	case EncStream:
+		return "stream"
+	}
+	return "raw"
+}
+
+// Entry is one key's value. Exactly one of Str or Val is used, by Kind.
+type Entry struct {
+	Kind   Kind
+	Enc    Encoding
+	Str    []byte // KindString
+	Val    any    // other kinds
+	Expire int64  // absolute unix milliseconds; 0 means no expiry
+}
+
+// Watch is one client's WATCH state: any change to a watched key sets
+// Dirty, and EXEC then fails.
+type Watch struct {
+	Dirty atomic.Bool
+}
+
+// Shard is the part of the keyspace in one hash slot.
+type Shard struct {
+	mu      sync.Mutex
+	keys    map[string]*Entry
+	expires int                 // keys in this shard with an expiry
+	watched map[string][]*Watch // keys some client WATCHes
+	Slot    uint16
+}
+
+// Keyspace is the node's whole database (db 0).
+type Keyspace struct {
+	big    sync.RWMutex
+	shards [slots.Count]Shard
+	// expiring counts shards with at least one expiring key, so the active
+	// expiry cycle can skip work when there is none.
+	expiring atomic.Int64
+	// dirty counts changes, as Redis's server.dirty (INFO persistence).
+	dirty atomic.Int64
+	// keyspace-wide statistics (INFO stats)
+	Stats Stats
+}
+
+// Stats are counters reported by INFO.
+type Stats struct {
+	ExpiredKeys  atomic.Int64
+	KeyspaceHits atomic.Int64
+	KeyspaceMiss atomic.Int64
+}
+
+// New returns an empty keyspace.
+func New() *Keyspace {
+	ks := &Keyspace{}
+	for i := range ks.shards {
+		ks.shards[i].Slot = uint16(i)
+	}
+	return ks
+}
+
+// Shard returns the shard of a slot.
+func (ks *Keyspace) Shard(slot uint16) *Shard { return &ks.shards[slot] }
+
+// ShardOf returns the shard holding key.
+func (ks *Keyspace) ShardOf(key []byte) *Shard { return &ks.shards[slots.Slot(key)] }
+
+// RLock/RUnlock take the keyspace shared, as every keyed command does;
+// Lock/Unlock take it exclusively.
+func (ks *Keyspace) RLock()   { ks.big.RLock() }
+func (ks *Keyspace) RUnlock() { ks.big.RUnlock() }
+func (ks *Keyspace) Lock()    { ks.big.Lock() }
+func (ks *Keyspace) Unlock()  { ks.big.Unlock() }
+
+// Lock and Unlock guard one shard.
+func (s *Shard) Lock()   { s.mu.Lock() }
+func (s *Shard) Unlock() { s.mu.Unlock() }
+
+// Len is the number of keys stored, counting expired keys not yet removed
+// (as Redis's DBSIZE does).
+func (s *Shard) Len() int { return len(s.keys) }
+
+// Expires is the number of keys with an expiry.
+func (s *Shard) Expires() int { return s.expires }
+
+// Lookup returns the live entry of key, removing it first if it has expired.
+// The caller holds the shard.
+func (ks *Keyspace) Lookup(s *Shard, key []byte, now int64) *Entry {
+	e := s.keys[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.Expire != 0 && e.Expire <= now {
+		ks.expire(s, string(key), e)
+		return nil
+	}
+	return e
+}
+
+// expire removes an expired key as Redis does on access: it counts in
+// expired_keys and wakes watchers.
+func (ks *Keyspace) expire(s *Shard, key string, e *Entry) {
+	ks.remove(s, key, e)
+	ks.Stats.ExpiredKeys.Add(1)
+	s.Touch(key)
+}
+
+// Set stores e under key (copying key), replacing any old value. It does
+// not touch watchers; callers call Touch once their change is complete.
+func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
+	if s.keys == nil {
+		s.keys = make(map[string]*Entry)
+	}
+	old := s.keys[string(key)]
+	if old != nil {
+		if old.Expire != 0 {
+			s.expires--
+			if s.expires == 0 {
+				ks.expiring.Add(-1)
+			}
+		}
+		s.keys[string(key)] = e
+	} else {
+		s.keys[string(key)] = e
+	}
+	if e.Expire != 0 {
+		ks.addExpire(s)
+	}
+}
+
+// SetExpire changes the expiry of a stored entry (0 removes it).
+func (ks *Keyspace) SetExpire(s *Shard, e *Entry, at int64) {
+	switch {
+	case e.Expire == 0 && at != 0:
+		ks.addExpire(s)
+	case e.Expire != 0 && at == 0:
+		s.expires--
+		if s.expires == 0 {
+			ks.expiring.Add(-1)
+		}
+	}
+	e.Expire = at
+}
+
+func (ks *Keyspace) addExpire(s *Shard) {
+	s.expires++
+	if s.expires == 1 {
+		ks.expiring.Add(1)
+	}
+}
+
+// Delete removes key if it is live, reporting whether it was.
+func (ks *Keyspace) Delete(s *Shard, key []byte, now int64) bool {
+	e := ks.Lookup(s, key, now)
+	if e == nil {
+		return false
+	}
+	ks.remove(s, string(key), e)
+	return true
+}
+
+func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
+	if e.Expire != 0 {
+		s.expires--
+		if s.expires == 0 {
+			ks.expiring.Add(-1)
+		}
+	}
+	delete(s.keys, key)
+}
+
+// Touch marks key as changed for every client that WATCHes it.
+func (s *Shard) Touch(key string) {
+	if len(s.watched) == 0 {
+		return
+	}
+	for _, w := range s.watched[key] {
+		w.Dirty.Store(true)
+	}
+}
+
+// TouchBytes is Touch for a []byte key, without allocating.
+func (s *Shard) TouchBytes(key []byte) {
+	if len(s.watched) == 0 {
+		return
+	}
+	for _, w := range s.watched[string(key)] {
+		w.Dirty.Store(true)
+	}
+}
+
+// TouchAll marks every watched key of the shard (FLUSHALL), but only keys
+// that exist, as Redis's touchAllWatchedKeysInDb does.
+func (s *Shard) TouchAll() {
+	for k, ws := range s.watched {
+		if _, ok := s.keys[k]; !ok {
+			continue
+		}
+		for _, w := range ws {
+			w.Dirty.Store(true)
+		}
+	}
+}
+
+// AddWatch registers w on key. The caller holds the shard.
+func (s *Shard) AddWatch(key []byte, w *Watch) {
+	if s.watched == nil {
+		s.watched = make(map[string][]*Watch)
+	}
+	k := string(key)
+	for _, x := range s.watched[k] {
+		if x == w {
+			return
+		}
+	}
+	s.watched[k] = append(s.watched[k], w)
+}
+
+// RemoveWatch unregisters w from key. The caller holds the shard.
+func (s *Shard) RemoveWatch(key string, w *Watch) {
+	ws := s.watched[key]
+	for i, x := range ws {
+		if x == w {
+			ws[i] = ws[len(ws)-1]
+			ws = ws[:len(ws)-1]
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(s.watched, key)
+	} else {
+		s.watched[key] = ws
+	}
+}
+
+// Keys calls fn for every key of the shard, live or not; fn must not
+// change the shard.
+func (s *Shard) Keys(fn func(key string, e *Entry) bool) {
+	for k, e := range s.keys {
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
+// Flush empties the shard, returning how many keys it held.
+func (ks *Keyspace) Flush(s *Shard) int {
+	n := len(s.keys)
+	s.TouchAll()
+	if s.expires != 0 {
+		ks.expiring.Add(-1)
+	}
+	s.keys = nil
+	s.expires = 0
+	return n
+}
+
+// Dirty counts a change (INFO's rdb_changes_since_last_save).
+func (ks *Keyspace) Dirty(n int64) { ks.dirty.Add(n) }
+
+// Changes is the number of changes counted by Dirty.
+func (ks *Keyspace) Changes() int64 { return ks.dirty.Load() }
+
+// Expiring reports whether any key has an expiry.
+func (ks *Keyspace) Expiring() bool { return ks.expiring.Load() > 0 }
+
+// ExpireCycle removes expired keys: in every shard with expiring keys it
+// checks up to sample keys and deletes those that have expired. It returns
+// how many keys it removed.
+func (ks *Keyspace) ExpireCycle(now int64, sample int) int {
+	removed := 0
+	ks.big.RLock()
+	defer ks.big.RUnlock()
+	for i := range ks.shards {
+		s := &ks.shards[i]
+		s.mu.Lock()
+		if s.expires > 0 {
+			n := 0
+			for k, e := range s.keys {
+				if e.Expire != 0 && e.Expire <= now {
+					ks.expire(s, k, e)
+					removed++
+				}
+				n++
+				if n >= sample {
+					break
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	return removed
+}

@@ -1,0 +1,57 @@
+package node
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Options configure a node. Zero values mean the defaults in DefaultOptions.
+type Options struct {
+	// Addr is the RESP listen address, e.g. "127.0.0.1:7001".
+	Addr string
+	// RequirePass, when set, makes clients AUTH before anything else.
+	RequirePass string
+	// MaxClients caps concurrent client connections (Redis's maxclients).
+	MaxClients int
+	// ActiveExpiryInterval is how often expired keys are swept in the
+	// background (Redis: 10 times a second).
+	ActiveExpiryInterval time.Duration
+	// Logger receives the node's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now. Tests pass a fake.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the options a node runs with unless told otherwise.
+func DefaultOptions() Options {
+	return Options{
+		Addr:                 "127.0.0.1:7001",
+		MaxClients:           10000,
+		ActiveExpiryInterval: 100 * time.Millisecond,
+	}
+}
+
+// withDefaults fills zero fields from DefaultOptions and validates.
+func (o Options) withDefaults() (Options, error) {
+	d := DefaultOptions()
+	if o.Addr == "" {
+		o.Addr = d.Addr
+	}
+	if o.MaxClients == 0 {
+		o.MaxClients = d.MaxClients
+	}
+	if o.MaxClients < 0 {
+		return o, errors.New("node: MaxClients must be positive")
+	}
+	if o.ActiveExpiryInterval == 0 {
+		o.ActiveExpiryInterval = d.ActiveExpiryInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o, nil
+}

@@ -1,0 +1,201 @@
+// Package node serves one shardgate node: a Redis 7.0-compatible engine
+// (package node/engine) behind a RESP listener. It owns client connections,
+// the command dispatcher (lookup, arity, auth, CROSSSLOT, transactions,
+// locking) and the connection-level commands (HELLO, CLIENT, INFO, ...).
+package node
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/node/engine"
+)
+
+// Server is a running node.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	ks     *engine.Keyspace
+	routes []route // by slots.Command.ID
+	start  time.Time
+
+	mu      sync.Mutex
+	ln      net.Listener
+	clients map[int64]*client
+	closed  bool
+
+	nextID atomic.Int64
+	stats  serverStats
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// serverStats are INFO's counters.
+type serverStats struct {
+	connections      atomic.Int64 // total_connections_received
+	commands         atomic.Int64 // total_commands_processed
+	rejected         atomic.Int64 // rejected_connections
+	netInput         atomic.Int64
+	netOutput        atomic.Int64
+	errorReplies     atomic.Int64 // total_error_replies
+	unexpectedErrors atomic.Int64
+}
+
+// New returns a node with an empty keyspace; Serve starts it.
+func New(opts Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:    o,
+		log:     o.Logger,
+		ks:      engine.New(),
+		clients: map[int64]*client{},
+		start:   o.Now(),
+		stop:    make(chan struct{}),
+	}
+	s.routes = buildRoutes(s)
+	return s, nil
+}
+
+// Keyspace exposes the node's data (for tests and the embedded cluster).
+func (s *Server) Keyspace() *engine.Keyspace { return s.ks }
+
+// ListenAndServe listens on Options.Addr and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve accepts clients on ln until ctx ends or Close is called. It
+// returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return errors.New("node: server closed")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	s.log.Info("node listening", "addr", ln.Addr().String())
+
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.activeExpiry()
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.stop:
+		}
+	}()
+
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.accept(nc)
+	}
+}
+
+// Addr is the listening address, once Serve has started.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops accepting, disconnects every client and waits for their
+// goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, c := range s.clients {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.stats.connections.Add(1)
+	s.mu.Lock()
+	if len(s.clients) >= s.opts.MaxClients {
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	c := newClient(s, nc)
+	s.clients[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.serveClient(c)
+	}()
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+}
+
+// activeExpiry removes expired keys in the background, as Redis's active
+// expire cycle does, so that memory is reclaimed for keys nobody reads.
+func (s *Server) activeExpiry() {
+	t := time.NewTicker(s.opts.ActiveExpiryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if s.ks.Expiring() {
+				s.ks.ExpireCycle(s.opts.Now().UnixMilli(), 20)
+			}
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package slots
+
+// Flag is a command property, as Redis's COMMAND INFO lists them.
+type Flag uint32
+
+// Command flags. The names in FlagNames are the ones COMMAND INFO prints.
+const (
+	FlagWrite Flag = 1 << iota
+	FlagReadOnly
+	FlagDenyOOM
+	FlagAdmin
+	FlagPubSub
+	FlagNoScript
+	FlagBlocking
+	FlagLoading
+	FlagStale
+	FlagSkipMonitor
+	FlagSkipSlowlog
+	FlagFast
+	FlagNoAuth
+	FlagMayReplicate
+	FlagNoMandatoryKeys
+	FlagNoMulti
+	FlagAllowBusy
+	FlagMovableKeys
+)
+
+// Command describes one command or subcommand.
+type Command struct {
+	// Name is the lower-case name ("get"; "setname" for CLIENT SETNAME).
+	Name string
+	// FullName is Name for commands and "parent|sub" for subcommands, as
+	// Redis prints it in arity errors.
+	FullName string
+	// ID indexes handler tables; unique over commands and subcommands.
+	ID int
+	// Arity counts the command name: N means exactly N arguments, -N at
+	// least N.
+	Arity int
+	Flags Flag
+	// FirstKey, LastKey and Step are the legacy key range (LastKey -1 is
+	// the last argument, -2 the one before, ...). FirstKey 0 means no keys.
+	FirstKey, LastKey, Step int
+	// Keys finds the keys of commands the legacy range cannot describe.
+	// When nil, the range applies.
+	Keys func(args [][]byte, dst []int) []int
+	// Subcommands of a container command (CLIENT, CONFIG, ...).
+	Subcommands []*Command
+	Parent      *Command
+}
+
+// Has reports whether c has flag f.
+func (c *Command) Has(f Flag) bool { return c.Flags&f != 0 }
+
+// CheckArity reports whether n arguments (name included) fit c.
+func (c *Command) CheckArity(n int) bool {
+	if c.Arity >= 0 {
+		return n == c.Arity
+	}
+	return n >= -c.Arity
+}
+
+// KeyIndexes appends to dst the indexes in args (args[0] is the command
+// name) of the arguments that are keys.
+func (c *Command) KeyIndexes(args [][]byte, dst []int) []int {
+	if c.Keys != nil {
+		return c.Keys(args, dst)
+	}
+	return rangeKeys(args, c.FirstKey, c.LastKey, c.Step, dst)
+}
+
+func rangeKeys(args [][]byte, first, last, step int, dst []int) []int {
+	if first <= 0 || first >= len(args) {
+		return dst
+	}
+	if last < 0 {
+		last = len(args) + last
+	}
+	if last >= len(args) {
+		last = len(args) - 1
+	}
+	if step <= 0 {
+		step = 1
+	}
+	for i := first; i <= last; i += step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// Lookup finds a command by name, ignoring case, without allocating.
+func Lookup(name []byte) *Command {
+	if len(name) > maxNameLen {
+		return nil
+	}
+	var buf [maxNameLen]byte
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return byName[string(lower)]
+}
+
+// LookupSub finds a subcommand of parent by name, ignoring case.
+func LookupSub(parent *Command, name []byte) *Command {
+	for _, s := range parent.Subcommands {
+		if equalFold(s.Name, name) {
+			return s
+		}
+	}
+	return nil
+}
+
+func equalFold(lower string, b []byte) bool {
+	if len(lower) != len(b) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// All returns every top-level command, in table order.
+func All() []*Command { return table }
+
+// NumIDs is one more than the largest Command.ID.
+func NumIDs() int { return numIDs }
+
+const maxNameLen = 32
+
+var (
+	byName = map[string]*Command{}
+	numIDs int
+)
+
+func init() {
+	for _, c := range table {
+		c.FullName = c.Name
+		c.ID = numIDs
+		numIDs++
+		byName[c.Name] = c
+		for _, s := range c.Subcommands {
+			s.Parent = c
+			s.FullName = c.Name + "|" + s.Name
+			s.ID = numIDs
+			numIDs++
+		}
+	}
+}
