@@ -1,29 +1,6 @@
 package slots
 
-// Flag is a command property, as Redis's COMMAND INFO lists them.
-type Flag uint32
-
-// Command flags. The names in FlagNames are the ones COMMAND INFO prints.
-const (
-	FlagWrite Flag = 1 << iota
-	FlagReadOnly
-	FlagDenyOOM
-	FlagAdmin
-	FlagPubSub
-	FlagNoScript
-	FlagBlocking
-	FlagLoading
-	FlagStale
-	FlagSkipMonitor
-	FlagSkipSlowlog
-	FlagFast
-	FlagNoAuth
-	FlagMayReplicate
-	FlagNoMandatoryKeys
-	FlagNoMulti
-	FlagAllowBusy
-	FlagMovableKeys
-)
+//go:generate go run ../tools/gencommands -list commands.txt -o table_gen.go -test-o table_gen_test.go
 
 // Command describes one command or subcommand.
 type Command struct {
@@ -41,8 +18,18 @@ type Command struct {
 	// FirstKey, LastKey and Step are the legacy key range (LastKey -1 is
 	// the last argument, -2 the one before, ...). FirstKey 0 means no keys.
 	FirstKey, LastKey, Step int
-	// Keys finds the keys of commands the legacy range cannot describe.
-	// When nil, the range applies.
+	// ACL is the set of ACL categories COMMAND INFO lists.
+	ACL ACLCategory
+	// Tips are the command tips ("nondeterministic_output", ...).
+	Tips []string
+	// KeySpecs locate the keys (Redis 7 key specs); KeyIndexes uses them.
+	KeySpecs []KeySpec
+	// Doc is the COMMAND DOCS information.
+	Doc *Doc
+	// Keys finds the keys of commands whose key specs cannot (incomplete
+	// specs, like Redis's getkeys procedures for SORT and MIGRATE). It is
+	// set from specialKeys when the table is loaded; nil means the key
+	// specs are authoritative.
 	Keys func(args [][]byte, dst []int) []int
 	// Subcommands of a container command (CLIENT, CONFIG, ...).
 	Subcommands []*Command
