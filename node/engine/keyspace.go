@@ -20,6 +20,7 @@
 package engine
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -80,8 +81,12 @@ func (e Encoding) String() string {
 
 // Entry is one key's value. Exactly one of Str or Val is used, by Kind.
 type Entry struct {
-	Kind   Kind
-	Enc    Encoding
+	Kind Kind
+	Enc  Encoding
+	// Access is the unix second of the last access (Lookup) or of the
+	// creation (Set), for OBJECT IDLETIME; it fits in padding, so it costs
+	// no memory, and Redis's own LRU clock has the same one-second grain.
+	Access uint32
 	Str    []byte // KindString
 	Val    any    // other kinds
 	Expire int64  // absolute unix milliseconds; 0 means no expiry
@@ -99,16 +104,26 @@ type Shard struct {
 	keys    map[string]*Entry
 	expires int                 // keys in this shard with an expiry
 	watched map[string][]*Watch // keys some client WATCHes
-	Slot    uint16
+	// clock is the unix second of the last Lookup in this shard; Set
+	// stamps new entries with it (Set has no clock of its own).
+	clock uint32
+	Slot  uint16
 }
 
 // Keyspace is the node's whole database (db 0).
 type Keyspace struct {
 	big    sync.RWMutex
 	shards [slots.Count]Shard
-	// expiring counts shards with at least one expiring key, so the active
-	// expiry cycle can skip work when there is none.
-	expiring atomic.Int64
+	// expiring holds the shards with at least one expiring key, so the
+	// active expiry cycle visits only those (see expire.go).
+	expiring shardSet
+	// used holds the shards with at least one key, so keyless walks
+	// (SCAN, KEYS, DBSIZE, RANDOMKEY) skip empty shards.
+	used shardSet
+	// scanSeed orders the keys of a shard for SCAN's cursor (scan.go).
+	scanSeed maphash.Seed
+	// cycle is the active expiry cycle's state between runs (expire.go).
+	cycle expireCycleState
 	// dirty counts changes, as Redis's server.dirty (INFO persistence).
 	dirty atomic.Int64
 	// keyspace-wide statistics (INFO stats)
@@ -124,7 +139,7 @@ type Stats struct {
 
 // New returns an empty keyspace.
 func New() *Keyspace {
-	ks := &Keyspace{}
+	ks := &Keyspace{scanSeed: maphash.MakeSeed()}
 	for i := range ks.shards {
 		ks.shards[i].Slot = uint16(i)
 	}
@@ -158,6 +173,19 @@ func (s *Shard) Expires() int { return s.expires }
 // Lookup returns the live entry of key, removing it first if it has expired.
 // The caller holds the shard.
 func (ks *Keyspace) Lookup(s *Shard, key []byte, now int64) *Entry {
+	sec := uint32(now / 1000)
+	s.clock = sec
+	e := ks.Peek(s, key, now)
+	if e != nil {
+		e.Access = sec
+	}
+	return e
+}
+
+// Peek is Lookup without recording an access, for commands that Redis
+// runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL, OBJECT, ...): an expired
+// key is still removed.
+func (ks *Keyspace) Peek(s *Shard, key []byte, now int64) *Entry {
 	e := s.keys[string(key)]
 	if e == nil {
 		return nil
@@ -183,17 +211,20 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	if s.keys == nil {
 		s.keys = make(map[string]*Entry)
 	}
+	if e.Access == 0 {
+		e.Access = s.clock
+	}
 	old := s.keys[string(key)]
 	if old != nil {
 		if old.Expire != 0 {
-			s.expires--
-			if s.expires == 0 {
-				ks.expiring.Add(-1)
-			}
+			ks.delExpire(s)
 		}
 		s.keys[string(key)] = e
 	} else {
 		s.keys[string(key)] = e
+		if len(s.keys) == 1 {
+			ks.used.add(s.Slot)
+		}
 	}
 	if e.Expire != 0 {
 		ks.addExpire(s)
@@ -206,10 +237,7 @@ func (ks *Keyspace) SetExpire(s *Shard, e *Entry, at int64) {
 	case e.Expire == 0 && at != 0:
 		ks.addExpire(s)
 	case e.Expire != 0 && at == 0:
-		s.expires--
-		if s.expires == 0 {
-			ks.expiring.Add(-1)
-		}
+		ks.delExpire(s)
 	}
 	e.Expire = at
 }
@@ -217,7 +245,14 @@ func (ks *Keyspace) SetExpire(s *Shard, e *Entry, at int64) {
 func (ks *Keyspace) addExpire(s *Shard) {
 	s.expires++
 	if s.expires == 1 {
-		ks.expiring.Add(1)
+		ks.expiring.add(s.Slot)
+	}
+}
+
+func (ks *Keyspace) delExpire(s *Shard) {
+	s.expires--
+	if s.expires == 0 {
+		ks.expiring.remove(s.Slot)
 	}
 }
 
@@ -233,12 +268,12 @@ func (ks *Keyspace) Delete(s *Shard, key []byte, now int64) bool {
 
 func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
 	if e.Expire != 0 {
-		s.expires--
-		if s.expires == 0 {
-			ks.expiring.Add(-1)
-		}
+		ks.delExpire(s)
 	}
 	delete(s.keys, key)
+	if len(s.keys) == 0 {
+		ks.used.remove(s.Slot)
+	}
 }
 
 // Touch marks key as changed for every client that WATCHes it.
@@ -320,7 +355,10 @@ func (ks *Keyspace) Flush(s *Shard) int {
 	n := len(s.keys)
 	s.TouchAll()
 	if s.expires != 0 {
-		ks.expiring.Add(-1)
+		ks.expiring.remove(s.Slot)
+	}
+	if n != 0 {
+		ks.used.remove(s.Slot)
 	}
 	s.keys = nil
 	s.expires = 0
@@ -334,32 +372,4 @@ func (ks *Keyspace) Dirty(n int64) { ks.dirty.Add(n) }
 func (ks *Keyspace) Changes() int64 { return ks.dirty.Load() }
 
 // Expiring reports whether any key has an expiry.
-func (ks *Keyspace) Expiring() bool { return ks.expiring.Load() > 0 }
-
-// ExpireCycle removes expired keys: in every shard with expiring keys it
-// checks up to sample keys and deletes those that have expired. It returns
-// how many keys it removed.
-func (ks *Keyspace) ExpireCycle(now int64, sample int) int {
-	removed := 0
-	ks.big.RLock()
-	defer ks.big.RUnlock()
-	for i := range ks.shards {
-		s := &ks.shards[i]
-		s.mu.Lock()
-		if s.expires > 0 {
-			n := 0
-			for k, e := range s.keys {
-				if e.Expire != 0 && e.Expire <= now {
-					ks.expire(s, k, e)
-					removed++
-				}
-				n++
-				if n >= sample {
-					break
-				}
-			}
-		}
-		s.mu.Unlock()
-	}
-	return removed
-}
+func (ks *Keyspace) Expiring() bool { return ks.expiring.count() > 0 }
