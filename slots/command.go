@@ -34,6 +34,9 @@ type Command struct {
 	// Subcommands of a container command (CLIENT, CONFIG, ...).
 	Subcommands []*Command
 	Parent      *Command
+
+	specsFirst bool // KeyIndexes tries the key specs before Keys
+	hasKeys    bool // some spec or procedure can find keys
 }
 
 // Has reports whether c has flag f.
@@ -45,34 +48,6 @@ func (c *Command) CheckArity(n int) bool {
 		return n == c.Arity
 	}
 	return n >= -c.Arity
-}
-
-// KeyIndexes appends to dst the indexes in args (args[0] is the command
-// name) of the arguments that are keys.
-func (c *Command) KeyIndexes(args [][]byte, dst []int) []int {
-	if c.Keys != nil {
-		return c.Keys(args, dst)
-	}
-	return rangeKeys(args, c.FirstKey, c.LastKey, c.Step, dst)
-}
-
-func rangeKeys(args [][]byte, first, last, step int, dst []int) []int {
-	if first <= 0 || first >= len(args) {
-		return dst
-	}
-	if last < 0 {
-		last = len(args) + last
-	}
-	if last >= len(args) {
-		last = len(args) - 1
-	}
-	if step <= 0 {
-		step = 1
-	}
-	for i := first; i <= last; i += step {
-		dst = append(dst, i)
-	}
-	return dst
 }
 
 // Lookup finds a command by name, ignoring case, without allocating.
@@ -132,15 +107,34 @@ var (
 
 func init() {
 	for _, c := range table {
-		c.FullName = c.Name
-		c.ID = numIDs
-		numIDs++
+		numIDs = prepare(c, nil, numIDs)
 		byName[c.Name] = c
-		for _, s := range c.Subcommands {
-			s.Parent = c
-			s.FullName = c.Name + "|" + s.Name
-			s.ID = numIDs
-			numIDs++
-		}
 	}
+}
+
+// prepare fills the derived fields of c and its subcommands (names, IDs,
+// key procedures, key-finding mode) and returns the next free ID.
+func prepare(c, parent *Command, id int) int {
+	c.Parent = parent
+	c.FullName = c.Name
+	if parent != nil {
+		c.FullName = parent.Name + "|" + c.Name
+	}
+	c.ID = id
+	id++
+	c.Keys = keyProcedure(c)
+	var realSpec, varFlags bool
+	for _, ks := range c.KeySpecs {
+		realSpec = realSpec || ks.Flags&KeyNotKey == 0
+		varFlags = varFlags || ks.Flags&KeyVariableFlags != 0
+	}
+	// Redis prefers key specs unless their flags vary with the arguments
+	// and the command has its own procedure; the positions are the same
+	// either way for every such command, so specs win when present.
+	c.specsFirst = realSpec && !(varFlags && c.Keys != nil)
+	c.hasKeys = realSpec || c.Keys != nil
+	for _, s := range c.Subcommands {
+		id = prepare(s, c, id)
+	}
+	return id
 }

@@ -1,0 +1,130 @@
+package slots
+
+// keyProcedure returns the key-finding procedure of commands whose key
+// specs cannot always locate their keys: Redis gives those commands a
+// getkeys procedure, used when the specs are incomplete or do not fit the
+// arguments. Commands with key-count specs get a procedure that reads the
+// count leniently (C atoi), as Redis's procedures do.
+func keyProcedure(c *Command) func(args [][]byte, dst []int) []int {
+	switch c.FullName {
+	case "sort":
+		return sortKeys
+	case "sort_ro":
+		return firstArgKey
+	case "migrate":
+		return migrateKeys
+	case "georadius", "georadiusbymember":
+		return georadiusKeys
+	}
+	for _, ks := range c.KeySpecs {
+		if ks.Find == FindKeyNum {
+			return lenientKeyNum(c.KeySpecs)
+		}
+	}
+	return nil
+}
+
+// lenientKeyNum is the procedure of commands with a key count (EVAL,
+// ZUNIONSTORE, LMPOP, ...): the counted keys first, then the others (the
+// destination of ZUNIONSTORE), with the count read as C atoi reads it.
+func lenientKeyNum(specs []KeySpec) func(args [][]byte, dst []int) []int {
+	ordered := make([]KeySpec, 0, len(specs))
+	for _, ks := range specs {
+		if ks.Find == FindKeyNum {
+			ordered = append(ordered, ks)
+		}
+	}
+	for _, ks := range specs {
+		if ks.Find != FindKeyNum {
+			ordered = append(ordered, ks)
+		}
+	}
+	return func(args [][]byte, dst []int) []int {
+		out, ok := specKeys(ordered, args, dst, parseKeyCountLoose)
+		if !ok {
+			return dst
+		}
+		return out
+	}
+}
+
+// firstArgKey: the key is argument 1.
+func firstArgKey(args [][]byte, dst []int) []int {
+	if len(args) > 1 {
+		dst = append(dst, 1)
+	}
+	return dst
+}
+
+// sortKeys: SORT key [BY pattern] [LIMIT offset count] [GET pattern ...]
+// [ASC|DESC] [ALPHA] [STORE destination]. The sorted key, plus the last
+// STORE destination; BY and GET patterns name keys only through the data,
+// so they are not reported (as in Redis).
+func sortKeys(args [][]byte, dst []int) []int {
+	if len(args) < 2 {
+		return dst
+	}
+	dst = append(dst, 1)
+	store := 0
+	for i := 2; i < len(args); i++ {
+		switch {
+		case equalFoldUpper("LIMIT", args[i]):
+			i += 2
+		case equalFoldUpper("GET", args[i]), equalFoldUpper("BY", args[i]):
+			i++
+		case equalFoldUpper("STORE", args[i]) && i+1 < len(args):
+			store = i + 1
+			i++
+		}
+	}
+	if store > 0 {
+		dst = append(dst, store)
+	}
+	return dst
+}
+
+// migrateKeys: MIGRATE host port key|"" db timeout [COPY] [REPLACE]
+// [AUTH pw | AUTH2 user pw] [KEYS key ...]. The key argument, or with an
+// empty key argument the keys after KEYS.
+func migrateKeys(args [][]byte, dst []int) []int {
+	if len(args) < 6 {
+		return dst
+	}
+	for i := 6; i < len(args); i++ {
+		switch {
+		case equalFoldUpper("AUTH", args[i]):
+			i++
+		case equalFoldUpper("AUTH2", args[i]):
+			i += 2
+		case equalFoldUpper("KEYS", args[i]):
+			if len(args[3]) != 0 {
+				return dst // a key and KEYS together: a syntax error
+			}
+			for k := i + 1; k < len(args); k++ {
+				dst = append(dst, k)
+			}
+			return dst
+		}
+	}
+	return append(dst, 3)
+}
+
+// georadiusKeys: the source key, plus the destination of the last STORE
+// or STOREDIST option.
+func georadiusKeys(args [][]byte, dst []int) []int {
+	if len(args) < 2 {
+		return dst
+	}
+	dst = append(dst, 1)
+	store := 0
+	for i := 2; i+1 < len(args); i++ {
+		if equalFoldUpper("STORE", args[i]) || equalFoldUpper("STOREDIST", args[i]) {
+			store = i + 1
+			i++
+		}
+	}
+	if store > 0 {
+		dst = append(dst, store)
+	}
+	return dst
+}
