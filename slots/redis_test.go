@@ -168,4 +168,3 @@ func readReply(r *bufio.Reader) (reply, error) {
 	}
 	return reply{}, fmt.Errorf("unexpected reply type %q", line[0])
 }
-

@@ -128,17 +128,6 @@ var table = []*Command{
 		},
 		Subcommands: []*Command{
 			{
-				Name: "getname", Arity: 2,
-				Flags: FlagNoScript | FlagLoading | FlagStale,
-				ACL:   ACLSlow | ACLConnection,
-				Doc: &Doc{
-					Summary:    "Get the current connection name",
-					Since:      "2.6.9",
-					Group:      "connection",
-					Complexity: "O(1)",
-				},
-			},
-			{
 				Name: "setname", Arity: 3,
 				Flags: FlagNoScript | FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
@@ -153,35 +142,23 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "getname", Arity: 2,
+				Flags: FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Get the current connection name",
+					Since:      "2.6.9",
+					Group:      "connection",
+					Complexity: "O(1)",
+				},
+			},
+			{
 				Name: "id", Arity: 2,
 				Flags: FlagNoScript | FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
 				Doc: &Doc{
 					Summary:    "Returns the client ID for the current connection",
 					Since:      "5.0.0",
-					Group:      "connection",
-					Complexity: "O(1)",
-				},
-			},
-			{
-				Name: "help", Arity: 2,
-				Flags: FlagLoading | FlagStale,
-				ACL:   ACLSlow | ACLConnection,
-				Doc: &Doc{
-					Summary:    "Show helpful text about the different subcommands",
-					Since:      "5.0.0",
-					Group:      "connection",
-					Complexity: "O(1)",
-				},
-			},
-			{
-				Name: "info", Arity: 2,
-				Flags: FlagNoScript | FlagLoading | FlagStale,
-				ACL:   ACLSlow | ACLConnection,
-				Tips:  []string{"nondeterministic_output"},
-				Doc: &Doc{
-					Summary:    "Returns information about the current client connection.",
-					Since:      "6.2.0",
 					Group:      "connection",
 					Complexity: "O(1)",
 				},
@@ -219,6 +196,18 @@ var table = []*Command{
 							},
 						},
 					},
+				},
+			},
+			{
+				Name: "info", Arity: 2,
+				Flags: FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Returns information about the current client connection.",
+					Since:      "6.2.0",
+					Group:      "connection",
+					Complexity: "O(1)",
 				},
 			},
 			{
@@ -262,6 +251,17 @@ var table = []*Command{
 							},
 						},
 					},
+				},
+			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands",
+					Since:      "5.0.0",
+					Group:      "connection",
+					Complexity: "O(1)",
 				},
 			},
 		},
@@ -356,17 +356,6 @@ var table = []*Command{
 		},
 		Subcommands: []*Command{
 			{
-				Name: "help", Arity: 2,
-				Flags: FlagLoading | FlagStale,
-				ACL:   ACLSlow,
-				Doc: &Doc{
-					Summary:    "Show helpful text about the different subcommands",
-					Since:      "5.0.0",
-					Group:      "server",
-					Complexity: "O(1)",
-				},
-			},
-			{
 				Name: "get", Arity: -3,
 				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
 				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
@@ -385,17 +374,6 @@ var table = []*Command{
 							},
 						},
 					},
-				},
-			},
-			{
-				Name: "resetstat", Arity: 2,
-				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
-				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
-				Doc: &Doc{
-					Summary:    "Reset the stats returned by INFO",
-					Since:      "2.0.0",
-					Group:      "server",
-					Complexity: "O(1)",
 				},
 			},
 			{
@@ -419,6 +397,28 @@ var table = []*Command{
 							},
 						},
 					},
+				},
+			},
+			{
+				Name: "resetstat", Arity: 2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Doc: &Doc{
+					Summary:    "Reset the stats returned by INFO",
+					Since:      "2.0.0",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands",
+					Since:      "5.0.0",
+					Group:      "server",
+					Complexity: "O(1)",
 				},
 			},
 		},
@@ -492,17 +492,6 @@ var table = []*Command{
 			Complexity: "Depends on subcommand.",
 		},
 		Subcommands: []*Command{
-			{
-				Name: "help", Arity: 2,
-				Flags: FlagLoading | FlagStale,
-				ACL:   ACLKeyspace | ACLSlow,
-				Doc: &Doc{
-					Summary:    "Show helpful text about the different subcommands",
-					Since:      "6.2.0",
-					Group:      "generic",
-					Complexity: "O(1)",
-				},
-			},
 			{
 				Name: "encoding", Arity: 3,
 				Flags:    FlagReadOnly,
@@ -591,6 +580,17 @@ var table = []*Command{
 					},
 				},
 			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLKeyspace | ACLSlow,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands",
+					Since:      "6.2.0",
+					Group:      "generic",
+					Complexity: "O(1)",
+				},
+			},
 		},
 	},
 	{
@@ -655,32 +655,6 @@ var table = []*Command{
 				},
 			},
 			{
-				Name: "docs", Arity: -2,
-				Flags: FlagLoading | FlagStale,
-				ACL:   ACLSlow | ACLConnection,
-				Tips:  []string{"nondeterministic_output_order"},
-				Doc: &Doc{
-					Summary:    "Get array of specific Redis command documentation",
-					Since:      "7.0.0",
-					Group:      "server",
-					Complexity: "O(N) where N is the number of commands to look up",
-					Args: []Arg{
-						{Name: "command-name", Type: "string", Flags: []string{"optional", "multiple"}, KeySpecIndex: -1},
-					},
-				},
-			},
-			{
-				Name: "getkeys", Arity: -4,
-				Flags: FlagLoading | FlagStale,
-				ACL:   ACLSlow | ACLConnection,
-				Doc: &Doc{
-					Summary:    "Extract keys given a full Redis command",
-					Since:      "2.8.13",
-					Group:      "server",
-					Complexity: "O(N) where N is the number of arguments to the command",
-				},
-			},
-			{
 				Name: "info", Arity: -2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
@@ -699,14 +673,29 @@ var table = []*Command{
 				},
 			},
 			{
-				Name: "help", Arity: 2,
+				Name: "getkeys", Arity: -4,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
 				Doc: &Doc{
-					Summary:    "Show helpful text about the different subcommands",
-					Since:      "5.0.0",
+					Summary:    "Extract keys given a full Redis command",
+					Since:      "2.8.13",
 					Group:      "server",
-					Complexity: "O(1)",
+					Complexity: "O(N) where N is the number of arguments to the command",
+				},
+			},
+			{
+				Name: "docs", Arity: -2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Tips:  []string{"nondeterministic_output_order"},
+				Doc: &Doc{
+					Summary:    "Get array of specific Redis command documentation",
+					Since:      "7.0.0",
+					Group:      "server",
+					Complexity: "O(N) where N is the number of commands to look up",
+					Args: []Arg{
+						{Name: "command-name", Type: "string", Flags: []string{"optional", "multiple"}, KeySpecIndex: -1},
+					},
 				},
 			},
 			{
@@ -728,6 +717,17 @@ var table = []*Command{
 							},
 						},
 					},
+				},
+			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands",
+					Since:      "5.0.0",
+					Group:      "server",
+					Complexity: "O(1)",
 				},
 			},
 		},

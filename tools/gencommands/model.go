@@ -67,13 +67,17 @@ func (s *source) command(e listEntry) (*command, error) {
 		return nil, fmt.Errorf("%s docs: %w", e.name, err)
 	}
 	cmd.doc = d
-	// Keep Redis's subcommand order (the order COMMAND INFO lists them),
-	// filtered to the listed ones.
-	var subs []*command
+	// Redis lists subcommands in hash-table order, which changes with every
+	// server start; the list file's order keeps regeneration stable.
+	byName := map[string]*command{}
 	for _, sc := range cmd.subs {
-		short := strings.TrimPrefix(sc.name, e.name+"|")
-		if !slices.Contains(e.subs, short) {
-			continue
+		byName[strings.TrimPrefix(sc.name, e.name+"|")] = sc
+	}
+	var subs []*command
+	for _, short := range e.subs {
+		sc, ok := byName[short]
+		if !ok {
+			return nil, fmt.Errorf("%s has no subcommand %q", e.name, short)
 		}
 		sd, ok := subDocs[sc.name]
 		if !ok {
@@ -84,9 +88,6 @@ func (s *source) command(e listEntry) (*command, error) {
 			return nil, fmt.Errorf("%s docs: %w", sc.name, err)
 		}
 		subs = append(subs, sc)
-	}
-	if len(subs) != len(e.subs) {
-		return nil, fmt.Errorf("%s: some of the subcommands %v do not exist", e.name, e.subs)
 	}
 	cmd.subs = subs
 	return cmd, nil
