@@ -29,6 +29,17 @@ const (
 	ErrInternalPanic   = "ERR internal error while running the command (the node logged it)"
 	ErrProtoMaxBulkLen = "ERR Protocol error: invalid bulk length"
 
+	// Keyspace commands (node/engine/keyspace_cmds.go, scan.go, object.go).
+	ErrInvalidCursor     = "ERR invalid cursor"
+	ErrExpireNXCombo     = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	ErrExpireGTLT        = "ERR GT and LT options at the same time are not compatible"
+	ErrUnsupportedOption = "ERR Unsupported option %s"
+	ErrSameObject        = "ERR source and destination objects are the same"
+	ErrCopyCrossDB       = "ERR Copying to another database is not allowed in cluster mode"
+	ErrIntOutOfRange     = "ERR value is out of range, value must between %d and %d"
+	ErrLFUNotSelected    = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	ErrLFUSelected       = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+
 	// COMMAND (node/cmd_command.go).
 	ErrGetKeysInvalidCommand = "ERR Invalid command specified"
 	ErrGetKeysArity          = "ERR Invalid number of arguments specified for command"
