@@ -45,4 +45,8 @@ const (
 	ErrGetKeysArity          = "ERR Invalid number of arguments specified for command"
 	ErrGetKeysNoKeys         = "ERR The command has no key arguments"
 	ErrGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+
+	// Strings (node/engine/strings*.go).
+	ErrDecrOverflow = "ERR decrement would overflow"
+	ErrWrongArgs    = "ERR wrong number of arguments for '%s' command"
 )
