@@ -35,34 +35,64 @@ func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
 
 // Protocol errors with Redis 7.0's texts.
 var (
-	ErrTooBigInline         = &ProtocolError{"too big inline request"}
-	ErrUnbalancedQuotes     = &ProtocolError{"unbalanced quotes in request"}
-	ErrTooBigMbulkCount     = &ProtocolError{"too big mbulk count string"}
-	ErrInvalidMultibulkLen  = &ProtocolError{"invalid multibulk length"}
-	ErrUnauthMultibulkLen   = &ProtocolError{"unauthenticated multibulk length"}
-	ErrTooBigBulkCount      = &ProtocolError{"too big bulk count string"}
-	ErrInvalidBulkLen       = &ProtocolError{"invalid bulk length"}
-	ErrUnauthBulkLen        = &ProtocolError{"unauthenticated bulk length"}
-	errNeedMore             = errors.New("resp: need more data")
-	initialReaderBufferSize = 16 * 1024
+	ErrTooBigInline        = &ProtocolError{"too big inline request"}
+	ErrUnbalancedQuotes    = &ProtocolError{"unbalanced quotes in request"}
+	ErrTooBigMbulkCount    = &ProtocolError{"too big mbulk count string"}
+	ErrInvalidMultibulkLen = &ProtocolError{"invalid multibulk length"}
+	ErrUnauthMultibulkLen  = &ProtocolError{"unauthenticated multibulk length"}
+	ErrTooBigBulkCount     = &ProtocolError{"too big bulk count string"}
+	ErrInvalidBulkLen      = &ProtocolError{"invalid bulk length"}
+	ErrUnauthBulkLen       = &ProtocolError{"unauthenticated bulk length"}
 )
 
-// Reader parses commands from an io.Reader. The argument slices it returns
-// point into its buffer and stay valid only until the next call to Fill;
-// callers copy what they keep.
+// expectedDollar is the error for a multibulk element that is not a bulk
+// string; Redis formats the offending byte with %c, so it goes out raw.
+func expectedDollar(c byte) *ProtocolError {
+	return &ProtocolError{"expected '$', got '" + string([]byte{c}) + "'"}
+}
+
+var errNeedMore = errors.New("resp: need more data")
+
+const initialReaderBufferSize = 16 * 1024
+
+// Reader parses commands from an io.Reader.
+//
+// It follows Redis 7.0's processInlineBuffer/processMultibulkBuffer byte
+// for byte, with one deliberate choice where Redis depends on how the
+// bytes were split into reads: a header or inline line longer than
+// MaxInlineSize is refused even when its terminator arrives in the same
+// read (Redis refuses it only if it checks before the terminator arrives).
+// That makes the outcome a function of the byte stream alone.
+//
+// A multibulk command is parsed incrementally: arguments already seen are
+// not parsed again when more data arrives, so a command with millions of
+// arguments trickling in costs linear time.
 type Reader struct {
 	rd    io.Reader
 	buf   []byte
-	start int // first unparsed byte
+	start int // first byte of the command being parsed
 	end   int // end of buffered data
 	args  [][]byte
-	// Unauthenticated applies Redis's tighter limits for clients that have
-	// not yet authenticated on a server with a password.
-	Unauthenticated bool
-	// need is the buffered byte count the pending command needs before
-	// parsing it again is worth it; it keeps a huge bulk argument from
-	// being re-parsed on every read.
+	// offs[i] is where args[i] starts, relative to start; Fill uses it to
+	// re-point the arguments of a half-read command after moving bytes.
+	offs []int
+	// left is the number of arguments of the current multibulk command
+	// still to parse (0: between commands); pos is where parsing resumes,
+	// relative to start.
+	left int64
+	pos  int
+	// need is how many buffered bytes (from start) the pending bulk
+	// argument needs; until then parsing again is pointless. It also
+	// bounds buffer growth, so a huge argument costs about its own size.
 	need int
+	// scan is where the search for the current line's terminator resumes,
+	// relative to start (see lineEnd).
+	scan int
+	err  error // sticky protocol error
+	// Unauthenticated applies Redis's tighter limits for clients that have
+	// not yet authenticated on a server with a password. Change it only
+	// between commands.
+	Unauthenticated bool
 }
 
 // NewReader returns a Reader on rd.
@@ -75,10 +105,16 @@ func (r *Reader) Buffered() int { return r.end - r.start }
 
 // Next parses the next buffered command. It returns ok=false when no
 // complete command is buffered (call Fill), and a *ProtocolError for
-// malformed input. Empty commands (a blank inline line, "*0") are skipped.
+// malformed input; after an error every call returns it again. Empty
+// commands (a blank inline line, "*0", "*-1") are skipped, as Redis does.
+// The returned arguments point into the Reader's buffer and stay valid
+// until the next call to Next or Fill; callers copy what they keep.
 func (r *Reader) Next() (args [][]byte, ok bool, err error) {
+	if r.err != nil {
+		return nil, false, r.err
+	}
 	for {
-		if r.end-r.start == 0 || r.end-r.start < r.need {
+		if r.end == r.start || r.end-r.start < r.need {
 			return nil, false, nil
 		}
 		args, n, err := r.parse(r.buf[r.start:r.end])
@@ -86,10 +122,11 @@ func (r *Reader) Next() (args [][]byte, ok bool, err error) {
 			return nil, false, nil
 		}
 		if err != nil {
+			r.err = err
 			return nil, false, err
 		}
 		r.start += n
-		r.need = 0
+		r.scan = 0
 		if len(args) == 0 {
 			continue
 		}
@@ -100,25 +137,36 @@ func (r *Reader) Next() (args [][]byte, ok bool, err error) {
 // Fill reads more data into the buffer, invalidating previously returned
 // arguments. It returns the underlying reader's error.
 func (r *Reader) Fill() error {
-	if r.start == r.end {
+	moved := false
+	switch {
+	case r.start == r.end:
 		r.start, r.end = 0, 0
 		if len(r.buf) > 4*initialReaderBufferSize {
 			r.buf = make([]byte, initialReaderBufferSize) // give back a big buffer
 		}
-	} else if r.start > 0 {
+	case r.start > 0:
 		r.end = copy(r.buf, r.buf[r.start:r.end])
 		r.start = 0
+		moved = true
 	}
 	if r.end == len(r.buf) {
-		// Grow for the pending command; parse limits have already capped
-		// how large it can claim to be.
+		// Grow geometrically, but never past what the pending argument
+		// needs: memory follows the bytes received, not the length a
+		// client claims.
 		size := 2 * len(r.buf)
-		if r.need > size {
+		if r.need > len(r.buf) && r.need < size {
 			size = r.need
 		}
 		nb := make([]byte, size)
 		copy(nb, r.buf[:r.end])
 		r.buf = nb
+		moved = true
+	}
+	if moved && r.left > 0 {
+		for i, off := range r.offs {
+			a, n := r.start+off, len(r.args[i])
+			r.args[i] = r.buf[a : a+n : a+n]
+		}
 	}
 	n, err := r.rd.Read(r.buf[r.end:])
 	r.end += n
@@ -131,83 +179,83 @@ func (r *Reader) Fill() error {
 	return err
 }
 
-// parse parses one command at the start of b and returns its arguments
-// and the number of bytes it used.
+// parse continues parsing the command at the start of b. It returns the
+// command's arguments (none for an empty command) and its length in b.
 func (r *Reader) parse(b []byte) ([][]byte, int, error) {
-	if b[0] != '*' {
-		return r.parseInline(b)
-	}
-	nl := indexCRLF(b, 1)
-	if nl < 0 {
-		if len(b) > MaxInlineSize {
+	if r.left == 0 {
+		if b[0] != '*' {
+			return r.parseInline(b)
+		}
+		cr, tooBig := r.lineEnd(b, 0, '\r')
+		if tooBig {
 			return nil, 0, ErrTooBigMbulkCount
 		}
-		return nil, 0, errNeedMore
+		if cr < 0 {
+			return nil, 0, errNeedMore
+		}
+		count, ok := ParseInt(b[1:cr])
+		if !ok || count > MaxMultibulkLen {
+			return nil, 0, ErrInvalidMultibulkLen
+		}
+		if count > unauthMultibulkLen && r.Unauthenticated {
+			return nil, 0, ErrUnauthMultibulkLen
+		}
+		if count <= 0 {
+			return nil, cr + 2, nil
+		}
+		// Arguments are appended as they arrive, never preallocated from
+		// the count a client claims.
+		r.left, r.pos = count, cr+2
+		r.args, r.offs = r.args[:0], r.offs[:0]
 	}
-	count, ok := parseLen(b[1:nl])
-	if !ok || count > MaxMultibulkLen {
-		return nil, 0, ErrInvalidMultibulkLen
-	}
-	if count > unauthMultibulkLen && r.Unauthenticated {
-		return nil, 0, ErrUnauthMultibulkLen
-	}
-	pos := nl + 2
-	if count <= 0 {
-		return nil, pos, nil
-	}
-	args := r.args[:0]
-	for i := int64(0); i < count; i++ {
-		if pos >= len(b) {
+	for r.left > 0 {
+		pos := r.pos
+		cr, tooBig := r.lineEnd(b, pos, '\r')
+		if tooBig {
+			return nil, 0, ErrTooBigBulkCount
+		}
+		if cr < 0 {
 			return nil, 0, errNeedMore
 		}
 		if b[pos] != '$' {
-			return nil, 0, &ProtocolError{"expected '$', got '" + string(b[pos]) + "'"}
+			return nil, 0, expectedDollar(b[pos])
 		}
-		nl = indexCRLF(b, pos+1)
-		if nl < 0 {
-			if len(b)-pos > MaxInlineSize {
-				return nil, 0, ErrTooBigBulkCount
-			}
-			return nil, 0, errNeedMore
-		}
-		size, ok := parseLen(b[pos+1 : nl])
+		size, ok := ParseInt(b[pos+1 : cr])
 		if !ok || size < 0 || size > MaxBulkLen {
 			return nil, 0, ErrInvalidBulkLen
 		}
 		if size > unauthBulkLen && r.Unauthenticated {
 			return nil, 0, ErrUnauthBulkLen
 		}
-		pos = nl + 2
-		if int64(len(b)-pos) < size+2 {
-			r.need = pos + int(size) + 2
-			r.args = args
+		a := cr + 2
+		end := a + int(size)
+		if end+2 > len(b) {
+			r.need = end + 2
 			return nil, 0, errNeedMore
 		}
 		// Like Redis, the two bytes after the payload are skipped unchecked.
-		args = append(args, b[pos:pos+int(size):pos+int(size)])
-		pos += int(size) + 2
+		r.args = append(r.args, b[a:end:end])
+		r.offs = append(r.offs, a)
+		r.pos = end + 2
+		r.left--
 	}
-	r.args = args
-	return args, pos, nil
+	n := r.pos
+	r.pos, r.need = 0, 0
+	return r.args, n, nil
 }
 
+// parseInline parses an inline command line (no leading '*').
 func (r *Reader) parseInline(b []byte) ([][]byte, int, error) {
-	nl := -1
-	for i, c := range b {
-		if c == '\n' {
-			nl = i
-			break
-		}
+	nl, tooBig := r.lineEnd(b, 0, '\n')
+	if tooBig {
+		return nil, 0, ErrTooBigInline
 	}
 	if nl < 0 {
-		if len(b) > MaxInlineSize {
-			return nil, 0, ErrTooBigInline
-		}
 		return nil, 0, errNeedMore
 	}
 	line := b[:nl]
-	if len(line) > 0 && line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
+	if nl > 0 && line[nl-1] == '\r' {
+		line = line[:nl-1]
 	}
 	args, ok := SplitArgs(line, r.args[:0])
 	if !ok {
@@ -217,26 +265,39 @@ func (r *Reader) parseInline(b []byte) ([][]byte, int, error) {
 	return args, nl + 1, nil
 }
 
-// indexCRLF returns the index of the first '\r' at or after from, or -1
-// when there is none or it is the last buffered byte. Like Redis, the byte
-// after '\r' is skipped, not checked.
-func indexCRLF(b []byte, from int) int {
-	for i := from; i < len(b); i++ {
-		if b[i] == '\r' {
-			if i+1 < len(b) {
-				return i
+// lineEnd finds the byte term ('\r' for headers, '\n' for inline
+// requests) that ends the line starting at b[from]. Redis looks for it with
+// strchr, so a NUL byte hides everything after it: the line then never
+// completes. A header's '\r' counts only once the byte after it (skipped
+// unchecked) has arrived. It returns -1 while the line is incomplete, and
+// tooBig once more than MaxInlineSize bytes have no terminator.
+//
+// The search resumes where the previous call for the same line stopped
+// (r.scan), so a line arriving a byte at a time costs linear time.
+func (r *Reader) lineEnd(b []byte, from int, term byte) (end int, tooBig bool) {
+	i := max(from, r.scan)
+	limit := min(len(b), from+MaxInlineSize+1)
+	for ; i < limit; i++ {
+		switch b[i] {
+		case term:
+			if term == '\r' && i+1 == len(b) {
+				r.scan = i
+				return -1, false
 			}
-			return -1
+			r.scan = 0
+			return i, false
+		case 0:
+			r.scan = i
+			return -1, len(b)-from > MaxInlineSize
 		}
 	}
-	return -1
+	r.scan = i
+	return -1, len(b)-from > MaxInlineSize
 }
 
-// parseLen parses a header length with Redis's string2ll rules: an optional
-// '-', no '+', no leading zeros, no spaces, and it must fit in an int64.
-func parseLen(b []byte) (int64, bool) { return ParseInt(b) }
-
-// ParseInt parses b as Redis's string2ll does.
+// ParseInt parses b as Redis's string2ll does: an optional '-', no '+',
+// no leading zeros, no spaces, at most 20 bytes, and it must fit in an
+// int64.
 func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false

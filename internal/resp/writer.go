@@ -3,7 +3,6 @@ package resp
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/redcon"
 )
@@ -14,6 +13,10 @@ import (
 type Writer struct {
 	B     []byte
 	Proto int
+	// OnError, when set, is told the text of every error reply, wherever
+	// it is written (dispatcher, handler, inside EXEC), so that the server
+	// can keep INFO's total_error_replies and errorstats exact.
+	OnError func(msg string)
 }
 
 // NewWriter returns a RESP2 writer.
@@ -40,7 +43,12 @@ func (w *Writer) OK() { w.B = append(w.B, "+OK\r\n"...) }
 func (w *Writer) Simple(s string) { w.B = redcon.AppendString(w.B, s) }
 
 // Error writes an error reply; msg carries its own code ("ERR ...").
-func (w *Writer) Error(msg string) { w.B = redcon.AppendError(w.B, msg) }
+func (w *Writer) Error(msg string) {
+	if w.OnError != nil {
+		w.OnError(msg)
+	}
+	w.B = redcon.AppendError(w.B, msg)
+}
 
 // Int writes an integer.
 func (w *Writer) Int(n int64) { w.B = redcon.AppendInt(w.B, n) }
@@ -163,7 +171,10 @@ func FormatDouble(dst []byte, f float64) []byte {
 	return appendG17(dst, f)
 }
 
-// appendG17 reproduces C's printf("%.17g").
+// appendG17 reproduces C's printf("%.17g") without allocating. strconv
+// rounds exactly (ties to even), as glibc does, and its %e spells the
+// exponent with a sign and at least two digits, as C does; what %g adds
+// is the choice between %e and %f and the trimming of trailing zeros.
 func appendG17(dst []byte, f float64) []byte {
 	if f == 0 {
 		if math.Signbit(f) {
@@ -171,43 +182,46 @@ func appendG17(dst []byte, f float64) []byte {
 		}
 		return append(dst, '0')
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(f))))
-	// Log10 can be off by one near powers of ten; let %e decide.
-	e := strconv.FormatFloat(f, 'e', 16, 64)
-	if i := strings.LastIndexByte(e, 'e'); i >= 0 {
-		if x, err := strconv.Atoi(e[i+1:]); err == nil {
-			exp = x
-		}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', 16, 64) // d.dddddddddddddddde±XX
+	i := len(e) - 1
+	for e[i] != 'e' {
+		i--
+	}
+	exp := 0
+	for _, c := range e[i+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if e[i+1] == '-' {
+		exp = -exp
 	}
 	if exp < -4 || exp >= 17 {
-		mant, ex, _ := strings.Cut(e, "e")
-		mant = trimZeros(mant)
-		dst = append(dst, mant...)
-		dst = append(dst, 'e')
-		if ex[0] == '-' {
-			dst = append(dst, '-')
-			ex = ex[1:]
-		} else {
-			dst = append(dst, '+')
-			if ex[0] == '+' {
-				ex = ex[1:]
-			}
-		}
-		if len(ex) < 2 {
-			dst = append(dst, '0')
-		}
-		return append(dst, ex...)
+		dst = append(dst, trimZeros(e[:i])...)
+		return append(dst, e[i:]...)
 	}
-	s := strconv.FormatFloat(f, 'f', 16-exp, 64)
-	return append(dst, trimZeros(s)...)
+	return append(dst, trimZeros(strconv.AppendFloat(tmp[:0], f, 'f', 16-exp, 64))...)
 }
 
-func trimZeros(s string) string {
-	if strings.IndexByte(s, '.') < 0 {
+// trimZeros drops trailing zeros after a decimal point, and the point
+// itself if nothing follows it.
+func trimZeros(s []byte) []byte {
+	dot := false
+	for _, c := range s {
+		if c == '.' {
+			dot = true
+			break
+		}
+	}
+	if !dot {
 		return s
 	}
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	for s[len(s)-1] == '0' {
+		s = s[:len(s)-1]
+	}
+	if s[len(s)-1] == '.' {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 func appendHeader(b []byte, c byte, n int) []byte {
