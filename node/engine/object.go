@@ -66,8 +66,15 @@ func cmdObjectRefcount(c *Ctx) {
 	c.W.Int(1)
 }
 
+// cmdObjectIdletime reports seconds since the last access. An entry
+// stored in a shard no command had looked up yet carries no stamp (Set
+// takes the time from the shard's last Lookup); it counts as fresh.
 func cmdObjectIdletime(c *Ctx) {
 	if e := objectKey(c); e != nil {
+		if e.Access == 0 {
+			c.W.Int(0)
+			return
+		}
 		c.W.Int(max(c.Now/1000-int64(e.Access), 0))
 	}
 }

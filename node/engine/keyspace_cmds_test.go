@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// ksEnv runs engine commands as the dispatcher does: the shard of the
+// command's key is locked, keyless commands get none, FLUSHALL/FLUSHDB run
+// with the keyspace held exclusively. The clock is fixed until a test
+// moves it.
+type ksEnv struct {
+	t   testing.TB
+	ks  *Keyspace
+	w   resp.Writer
+	now int64
+	h   map[string]Handler
+}
+
+const ksEnvNow int64 = 1704067200000 // 2024-01-01T00:00:00Z
+
+func newKsEnv(t testing.TB) *ksEnv {
+	return &ksEnv{t: t, ks: New(), w: resp.Writer{Proto: 2}, now: ksEnvNow, h: Handlers()}
+}
+
+// ksKeyless are the commands of this family without keys.
+var ksKeyless = map[string]bool{
+	"keys": true, "scan": true, "randomkey": true, "dbsize": true, "flushall": true, "flushdb": true,
+	"object|help": true, "memory|help": true,
+}
+
+func (e *ksEnv) do(args ...string) string {
+	e.t.Helper()
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	return e.doBytes(b)
+}
+
+func (e *ksEnv) doBytes(args [][]byte) string {
+	e.t.Helper()
+	name := strings.ToLower(string(args[0]))
+	keyAt := 1
+	if name == "object" || name == "memory" {
+		name += "|" + strings.ToLower(string(args[1]))
+		keyAt = 2
+	}
+	h := e.h[name]
+	if h == nil {
+		e.t.Fatalf("no handler for %q", name)
+	}
+	e.w.B = e.w.B[:0]
+	c := Ctx{KS: e.ks, Args: args, W: &e.w, Now: e.now}
+	switch {
+	case name == "flushall" || name == "flushdb":
+		e.ks.Lock()
+		defer e.ks.Unlock()
+		c.Exclusive = true
+	case ksKeyless[name]:
+		e.ks.RLock()
+		defer e.ks.RUnlock()
+	default:
+		e.ks.RLock()
+		defer e.ks.RUnlock()
+		c.Shard = e.ks.ShardOf(args[keyAt])
+		c.Shard.Lock()
+		defer c.Shard.Unlock()
+	}
+	h(&c)
+	return string(e.w.B)
+}
+
+// set stores a string key with an absolute expiry (0: none), looking it
+// up first as commands do.
+func (e *ksEnv) set(key, val string, expire int64) {
+	s := e.ks.ShardOf([]byte(key))
+	s.Lock()
+	e.ks.Lookup(s, []byte(key), e.now)
+	e.ks.Set(s, []byte(key), &Entry{Kind: KindString, Enc: EncEmbstr, Str: []byte(val), Expire: expire})
+	s.Unlock()
+}
+
+func ksInt(n int64) string { return ":" + strconv.FormatInt(n, 10) + "\r\n" }
+func ksBulk(s string) string {
+	return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n"
+}
+func ksErr(s string) string { return "-" + s + "\r\n" }
+
+const (
+	ksOK   = "+OK\r\n"
+	ksNull = "$-1\r\n"
+)
+
+func TestKeyspaceCommands(t *testing.T) {
+	type step struct {
+		args []string
+		want string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"del exists", []step{
+			{[]string{"EXISTS", "a", "a", "b"}, ksInt(2)},
+			{[]string{"DEL", "a", "a", "nokey"}, ksInt(1)},
+			{[]string{"EXISTS", "a"}, ksInt(0)},
+			{[]string{"UNLINK", "b"}, ksInt(1)},
+			{[]string{"TYPE", "b"}, "+none\r\n"},
+		}},
+		{"rename keeps ttl", []step{
+			{[]string{"RENAME", "ttl", "{ttl}x"}, ksOK},
+			{[]string{"TTL", "{ttl}x"}, ksInt(100)},
+			{[]string{"EXISTS", "ttl"}, ksInt(0)},
+			{[]string{"RENAMENX", "{ttl}x", "{ttl}x"}, ksInt(0)},
+			{[]string{"RENAME", "nokey", "{nokey}x"}, ksErr(resp.ErrNoSuchKey)},
+		}},
+		{"copy", []step{
+			{[]string{"COPY", "ttl", "{ttl}c"}, ksInt(1)},
+			{[]string{"PTTL", "{ttl}c"}, ksInt(100000)},
+			{[]string{"COPY", "ttl", "{ttl}c"}, ksInt(0)},
+			{[]string{"COPY", "ttl", "{ttl}c", "REPLACE"}, ksInt(1)},
+			{[]string{"COPY", "ttl", "{ttl}c", "DB", "1"}, ksErr(resp.ErrCopyCrossDB)},
+			{[]string{"COPY", "ttl", "{ttl}c", "DB", "16"}, ksErr(resp.ErrDBIndexRange)},
+			{[]string{"COPY", "ttl", "ttl"}, ksErr(resp.ErrSameObject)},
+		}},
+		{"expire", []step{
+			{[]string{"EXPIRE", "a", "10", "NX", "XX"}, ksErr(resp.ErrExpireNXCombo)},
+			{[]string{"EXPIRE", "a", "10", "GT", "LT"}, ksErr(resp.ErrExpireGTLT)},
+			{[]string{"EXPIRE", "a", "10", "bad\r\nopt"}, ksErr("ERR Unsupported option bad  opt")},
+			{[]string{"EXPIRE", "a", "9223372036854775807"}, ksErr("ERR invalid expire time in 'expire' command")},
+			{[]string{"PEXPIRE", "a", "9223372036854775807"}, ksErr("ERR invalid expire time in 'pexpire' command")},
+			{[]string{"EXPIRE", "a", "10", "GT"}, ksInt(0)},
+			{[]string{"EXPIRE", "a", "10", "LT"}, ksInt(1)},
+			{[]string{"TTL", "a"}, ksInt(10)},
+			{[]string{"PEXPIRE", "a", "1499"}, ksInt(1)},
+			{[]string{"TTL", "a"}, ksInt(1)},
+			{[]string{"PEXPIRE", "a", "1500"}, ksInt(1)},
+			{[]string{"TTL", "a"}, ksInt(2)},
+			{[]string{"PEXPIRETIME", "a"}, ksInt(ksEnvNow + 1500)},
+			{[]string{"PERSIST", "a"}, ksInt(1)},
+			{[]string{"TTL", "a"}, ksInt(-1)},
+			{[]string{"EXPIRE", "a", "0"}, ksInt(1)},
+			{[]string{"TTL", "a"}, ksInt(-2)},
+		}},
+		{"object", []step{
+			{[]string{"OBJECT", "ENCODING", "a"}, ksBulk("embstr")},
+			{[]string{"OBJECT", "REFCOUNT", "a"}, ksInt(1)},
+			{[]string{"OBJECT", "IDLETIME", "a"}, ksInt(0)},
+			{[]string{"OBJECT", "IDLETIME", "stale"}, ksInt(7)},
+			{[]string{"TYPE", "stale"}, "+string\r\n"}, // no touch
+			{[]string{"OBJECT", "IDLETIME", "stale"}, ksInt(7)},
+			{[]string{"TOUCH", "stale"}, ksInt(1)},
+			{[]string{"OBJECT", "IDLETIME", "stale"}, ksInt(0)},
+			{[]string{"OBJECT", "FREQ", "a"}, ksErr(resp.ErrLFUNotSelected)},
+			{[]string{"OBJECT", "FREQ", "nokey"}, ksNull},
+			{[]string{"MEMORY", "USAGE", "nokey"}, ksNull},
+			{[]string{"MEMORY", "USAGE", "a", "SAMPLES", "-1"}, ksErr(resp.ErrSyntax)},
+		}},
+		{"flush", []step{
+			{[]string{"DBSIZE"}, ksInt(4)},
+			{[]string{"FLUSHALL", "x"}, ksErr(resp.ErrSyntax)},
+			{[]string{"FLUSHDB", "ASYNC"}, ksOK},
+			{[]string{"DBSIZE"}, ksInt(0)},
+			{[]string{"RANDOMKEY"}, ksNull},
+			{[]string{"KEYS", "*"}, "*0\r\n"},
+			{[]string{"SCAN", "0"}, "*2\r\n$1\r\n0\r\n*0\r\n"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newKsEnv(t)
+			e.now -= 7000
+			e.set("stale", "v", 0)
+			e.now += 7000
+			e.set("a", "1", 0)
+			e.set("b", "2", 0)
+			e.set("ttl", "v", ksEnvNow+100000)
+			for _, st := range tt.steps {
+				if got := e.do(st.args...); got != st.want {
+					t.Fatalf("%v = %q, want %q", st.args, got, st.want)
+				}
+			}
+		})
+	}
+}
+
+// TestExpiredKeysInvisible checks that once its time has come a key is
+// gone for every command, while DBSIZE counts it until it is reclaimed, as
+// Redis's does.
+func TestExpiredKeysInvisible(t *testing.T) {
+	e := newKsEnv(t)
+	e.set("k", "v", ksEnvNow+10)
+	e.set("live", "v", 0)
+	e.now += 10
+	if got := e.do("KEYS", "*"); got != "*1\r\n"+ksBulk("live") {
+		t.Errorf("KEYS = %q", got)
+	}
+	if got := e.do("DBSIZE"); got != ksInt(2) {
+		t.Errorf("DBSIZE before reclaim = %q, want 2", got)
+	}
+	for _, args := range [][]string{
+		{"EXISTS", "k"}, {"TTL", "k"}, {"TYPE", "k"}, {"PERSIST", "k"}, {"TOUCH", "k"}, {"OBJECT", "ENCODING", "k"},
+	} {
+		if got := e.do(args...); got == ksInt(1) || got == "+string\r\n" || got == ksBulk("embstr") {
+			t.Errorf("%v sees the expired key: %q", args, got)
+		}
+	}
+	if got := e.do("DBSIZE"); got != ksInt(1) {
+		t.Errorf("DBSIZE after lazy expiry = %q, want 1", got)
+	}
+	for range 20 {
+		if got := e.do("RANDOMKEY"); got != ksBulk("live") {
+			t.Fatalf("RANDOMKEY = %q", got)
+		}
+	}
+	if n := e.ks.Stats.ExpiredKeys.Load(); n != 1 {
+		t.Errorf("expired_keys = %d, want 1", n)
+	}
+}
+
+// TestWatchTouched checks that every change marks the watchers of the
+// changed keys, destinations included, and that refusals do not.
+func TestWatchTouched(t *testing.T) {
+	tests := []struct {
+		args    []string
+		watch   string
+		touched bool
+	}{
+		{[]string{"DEL", "k"}, "k", true},
+		{[]string{"DEL", "nokey"}, "nokey", false},
+		{[]string{"RENAME", "k", "{k}d"}, "k", true},
+		{[]string{"RENAME", "k", "{k}d"}, "{k}d", true},
+		{[]string{"RENAMENX", "k", "{k}o"}, "{k}o", false},
+		{[]string{"COPY", "k", "{k}d"}, "{k}d", true},
+		{[]string{"COPY", "k", "{k}d"}, "k", false},
+		{[]string{"EXPIRE", "k", "100"}, "k", true},
+		{[]string{"EXPIRE", "k", "100", "XX"}, "k", false},
+		{[]string{"EXPIRE", "k", "-1"}, "k", true},
+		{[]string{"PERSIST", "k"}, "k", false},
+		{[]string{"FLUSHALL"}, "k", true},
+		{[]string{"FLUSHDB"}, "nokey", false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+"/"+tt.watch, func(t *testing.T) {
+			e := newKsEnv(t)
+			e.set("k", "v", 0)
+			e.set("{k}o", "v", 0)
+			w := &Watch{}
+			s := e.ks.ShardOf([]byte(tt.watch))
+			s.Lock()
+			s.AddWatch([]byte(tt.watch), w)
+			s.Unlock()
+			e.do(tt.args...)
+			if got := w.Dirty.Load(); got != tt.touched {
+				t.Errorf("touched = %v, want %v", got, tt.touched)
+			}
+		})
+	}
+}
+
+func TestKsParseInt(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"-1", -1, true}, {"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true}, {"9223372036854775808", 0, false},
+		{"-9223372036854775809", 0, false}, {"01", 0, false}, {"-0", 0, false}, {"+1", 0, false},
+		{" 1", 0, false}, {"1 ", 0, false}, {"", 0, false}, {"-", 0, false}, {"99999999999999999999", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ksParseInt([]byte(tt.in))
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("ksParseInt(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseCursor(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"-0", 0, true}, {"+3", 3, true}, {"-1", 1<<64 - 1, true},
+		{"18446744073709551615", 1<<64 - 1, true}, {"18446744073709551616", 0, false},
+		{"-18446744073709551615", 1, true}, {" 1", 0, false}, {"1 ", 0, false}, {"+", 0, false},
+		{"x", 0, false}, {"0x1", 0, false}, {"1\x00junk", 1, true},
+	}
+	for _, tt := range tests {
+		got, ok := ParseCursor([]byte(tt.in))
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("ParseCursor(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestExpireCycle checks the active cycle: it reclaims a slot full of
+// expired keys in one cycle, does little work when nothing has expired,
+// and visits only shards that hold expiring keys.
+func TestExpireCycle(t *testing.T) {
+	e := newKsEnv(t)
+	for i := range 5000 {
+		e.set("{dead}"+strconv.Itoa(i), "v", ksEnvNow+1)
+	}
+	for i := range 3000 {
+		e.set("live"+strconv.Itoa(i), "v", 0) // spread over many slots
+	}
+	e.set("{soon}", "v", ksEnvNow+1_000_000)
+	if got := e.ks.expiring.count(); got != 2 {
+		t.Fatalf("expiring shards = %d, want 2", got)
+	}
+	polls := 0
+	stop := func() bool { polls++; return false }
+
+	// Nothing expired yet: a cycle checks a sample of each expiring shard
+	// and stops.
+	if n := e.ks.ExpireCycleWithin(ksEnvNow, 20, stop); n != 0 {
+		t.Fatalf("removed %d live keys", n)
+	}
+	if polls > 2 {
+		t.Errorf("cycle with nothing expired polled %d times, want at most one per expiring shard", polls)
+	}
+
+	// All of {dead} expired: the cycle keeps sampling that shard.
+	n := e.ks.ExpireCycleWithin(ksEnvNow+1, 20, func() bool { return false })
+	if n != 5000 {
+		t.Errorf("removed %d, want 5000", n)
+	}
+	if got := e.ks.expiring.count(); got != 1 {
+		t.Errorf("expiring shards after the cycle = %d, want 1", got)
+	}
+	if got := e.do("DBSIZE"); got != ksInt(3001) {
+		t.Errorf("DBSIZE = %q", got)
+	}
+
+	// A budget stops the cycle early.
+	for i := range 5000 {
+		e.set("{dead}"+strconv.Itoa(i), "v", ksEnvNow+1)
+	}
+	polls = 0
+	n = e.ks.ExpireCycleWithin(ksEnvNow+1, 20, func() bool { polls++; return polls > 3 })
+	if n == 0 || n >= 5000 {
+		t.Errorf("budgeted cycle removed %d, want some but not all", n)
+	}
+	if n := e.ks.ExpireCycle(ksEnvNow+1, 20); n == 0 {
+		t.Error("ExpireCycle removed nothing")
+	}
+}
+
+func TestShardSet(t *testing.T) {
+	var b shardSet
+	if b.next(0) != -1 || b.nextWrap(5) != -1 {
+		t.Fatal("empty set has members")
+	}
+	for _, s := range []uint16{0, 63, 64, 9000, slots.Count - 1} {
+		b.add(s)
+	}
+	b.remove(63)
+	tests := []struct{ from, next, wrap int }{
+		{0, 0, 0}, {1, 64, 64}, {65, 9000, 9000}, {9001, slots.Count - 1, slots.Count - 1}, {slots.Count, -1, 0},
+	}
+	for _, tt := range tests {
+		if got := b.next(tt.from); got != tt.next {
+			t.Errorf("next(%d) = %d, want %d", tt.from, got, tt.next)
+		}
+		if got := b.nextWrap(tt.from); got != tt.wrap {
+			t.Errorf("nextWrap(%d) = %d, want %d", tt.from, got, tt.wrap)
+		}
+	}
+	if b.count() != 4 || !b.has(64) || b.has(63) {
+		t.Errorf("count %d, has(64) %v, has(63) %v", b.count(), b.has(64), b.has(63))
+	}
+}
+
+// benchEnv prepares a Ctx on the shard of key for benchmarks.
+func benchCtx(ks *Keyspace, w *resp.Writer, args ...string) *Ctx {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	return &Ctx{KS: ks, Args: b, W: w, Now: ksEnvNow, Shard: ks.ShardOf(b[1])}
+}
+
+func BenchmarkExists(b *testing.B) {
+	ks := New()
+	w := &resp.Writer{Proto: 2}
+	c := benchCtx(ks, w, "EXISTS", "key")
+	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v")})
+	b.ReportAllocs()
+	for b.Loop() {
+		w.B = w.B[:0]
+		cmdExists(c)
+	}
+}
+
+func BenchmarkTTL(b *testing.B) {
+	ks := New()
+	w := &resp.Writer{Proto: 2}
+	c := benchCtx(ks, w, "TTL", "key")
+	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v"), Expire: ksEnvNow + 100000})
+	h := Handlers()["ttl"]
+	b.ReportAllocs()
+	for b.Loop() {
+		w.B = w.B[:0]
+		h(c)
+	}
+}
+
+// BenchmarkDel deletes and re-creates the key each round; the allocations
+// are those of storing the key again.
+func BenchmarkDel(b *testing.B) {
+	ks := New()
+	w := &resp.Writer{Proto: 2}
+	c := benchCtx(ks, w, "DEL", "key")
+	e := &Entry{Kind: KindString, Str: []byte("v")}
+	b.ReportAllocs()
+	for b.Loop() {
+		ks.Set(c.Shard, c.Args[1], e)
+		w.B = w.B[:0]
+		cmdDel(c)
+	}
+}
+
+func TestExistsTTLDoNotAllocate(t *testing.T) {
+	ks := New()
+	w := &resp.Writer{Proto: 2, B: make([]byte, 0, 64)}
+	c := benchCtx(ks, w, "EXISTS", "key")
+	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v"), Expire: ksEnvNow + 100000})
+	ttl := Handlers()["ttl"]
+	if n := testing.AllocsPerRun(100, func() { w.B = w.B[:0]; cmdExists(c); ttl(c) }); n != 0 {
+		t.Errorf("EXISTS+TTL allocate %.1f times per run", n)
+	}
+}
