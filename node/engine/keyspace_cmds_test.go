@@ -379,8 +379,8 @@ func TestShardSet(t *testing.T) {
 	}
 }
 
-// benchEnv prepares a Ctx on the shard of key for benchmarks.
-func benchCtx(ks *Keyspace, w *resp.Writer, args ...string) *Ctx {
+// ksBenchCtx prepares a Ctx on the shard of key for benchmarks.
+func ksBenchCtx(ks *Keyspace, w *resp.Writer, args ...string) *Ctx {
 	b := make([][]byte, len(args))
 	for i, a := range args {
 		b[i] = []byte(a)
@@ -391,7 +391,7 @@ func benchCtx(ks *Keyspace, w *resp.Writer, args ...string) *Ctx {
 func BenchmarkExists(b *testing.B) {
 	ks := New()
 	w := &resp.Writer{Proto: 2}
-	c := benchCtx(ks, w, "EXISTS", "key")
+	c := ksBenchCtx(ks, w, "EXISTS", "key")
 	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v")})
 	b.ReportAllocs()
 	for b.Loop() {
@@ -403,7 +403,7 @@ func BenchmarkExists(b *testing.B) {
 func BenchmarkTTL(b *testing.B) {
 	ks := New()
 	w := &resp.Writer{Proto: 2}
-	c := benchCtx(ks, w, "TTL", "key")
+	c := ksBenchCtx(ks, w, "TTL", "key")
 	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v"), Expire: ksEnvNow + 100000})
 	h := Handlers()["ttl"]
 	b.ReportAllocs()
@@ -418,7 +418,7 @@ func BenchmarkTTL(b *testing.B) {
 func BenchmarkDel(b *testing.B) {
 	ks := New()
 	w := &resp.Writer{Proto: 2}
-	c := benchCtx(ks, w, "DEL", "key")
+	c := ksBenchCtx(ks, w, "DEL", "key")
 	e := &Entry{Kind: KindString, Str: []byte("v")}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -431,7 +431,7 @@ func BenchmarkDel(b *testing.B) {
 func TestExistsTTLDoNotAllocate(t *testing.T) {
 	ks := New()
 	w := &resp.Writer{Proto: 2, B: make([]byte, 0, 64)}
-	c := benchCtx(ks, w, "EXISTS", "key")
+	c := ksBenchCtx(ks, w, "EXISTS", "key")
 	ks.Set(c.Shard, []byte("key"), &Entry{Kind: KindString, Str: []byte("v"), Expire: ksEnvNow + 100000})
 	ttl := Handlers()["ttl"]
 	if n := testing.AllocsPerRun(100, func() { w.B = w.B[:0]; cmdExists(c); ttl(c) }); n != 0 {
