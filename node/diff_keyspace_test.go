@@ -168,12 +168,12 @@ func TestDiffKeyspace(t *testing.T) {
 		for _, sc := range scripts {
 			t.Run(sc.name+"/resp"+strconv.Itoa(proto), func(t *testing.T) {
 				p.Flush(t)
+				cp := p.ConnPair
+				if proto == 3 {
+					cp = p.NewConnProto(t, 3)
+				}
 				for _, st := range sc.steps {
 					time.Sleep(st.sleep)
-					cp := p.ConnPair
-					if proto == 3 {
-						cp = p.NewConnProto(t, 3)
-					}
 					if st.unordered {
 						cp.DoUnordered(t, st.args...)
 					} else {
@@ -308,5 +308,38 @@ func TestDiffKeyspaceWatch(t *testing.T) {
 			p.Do(t, "PING")
 			p.Do(t, "EXEC")
 		})
+	}
+}
+
+// TestDiffActiveExpiry checks that keys nobody reads are reclaimed in the
+// background on both servers (DBSIZE counts expired keys until then).
+func TestDiffActiveExpiry(t *testing.T) {
+	p := difftest.Start(t)
+	args := []string{"MSET"}
+	for i := range 200 {
+		args = append(args, "{e}"+strconv.Itoa(i), "v")
+	}
+	p.Do(t, args...)
+	for i := range 200 {
+		p.Do(t, "PEXPIRE", "{e}"+strconv.Itoa(i), "50")
+		p.Do(t, "SET", "x"+strconv.Itoa(i), "v", "PX", "50")
+	}
+	p.Do(t, "SET", "stays", "v")
+	for name, c := range map[string]*difftest.Conn{"redis": p.Redis, "node": p.Node} {
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			v, err := c.DoStrings("DBSIZE")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Int == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: DBSIZE still %d after 3s", name, v.Int)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
