@@ -34,34 +34,13 @@ type client struct {
 
 	multi *multiState // non-nil between MULTI and EXEC/DISCARD
 	watch *watchState // non-nil while keys are WATCHed
+	// txCtx is non-nil while EXEC runs the transaction's commands with the
+	// keyspace locks held; node-level commands that read the keyspace use
+	// it instead of locking (see multi.go).
+	txCtx *engine.Ctx
 
 	keyBuf []int      // scratch for key indexes
 	ctx    engine.Ctx // reused by every data command
-}
-
-// multiState is a transaction being queued.
-type multiState struct {
-	cmds    []queued
-	aborted bool // a queue-time error: EXEC must reply EXECABORT
-}
-
-type queued struct {
-	route *route
-	args  [][]byte // copied: the reader's buffer is reused
-}
-
-// watchState is the keys a client WATCHes and its dirty flag.
-type watchState struct {
-	flag engine.Watch
-	keys []watchedKey
-}
-
-type watchedKey struct {
-	slot uint16
-	key  string
-	// expiredAtWatch: the key was missing or expired when watched; if it
-	// is logically expired at EXEC time that is not a change (Redis 7.0).
-	existed bool
 }
 
 func newClient(s *Server, nc net.Conn) *client {
@@ -148,23 +127,6 @@ func (c *client) flush() bool {
 	c.srv.stats.netOutput.Add(int64(n))
 	c.w.Reset()
 	return err == nil
-}
-
-// unwatchAll drops every WATCH of the client.
-func (c *client) unwatchAll() {
-	if c.watch == nil {
-		return
-	}
-	ks := c.srv.ks
-	ks.RLock()
-	for _, wk := range c.watch.keys {
-		sh := ks.Shard(wk.slot)
-		sh.Lock()
-		sh.RemoveWatch(wk.key, &c.watch.flag)
-		sh.Unlock()
-	}
-	ks.RUnlock()
-	c.watch = nil
 }
 
 var _ = slots.Count
