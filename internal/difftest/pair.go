@@ -35,6 +35,23 @@ func Start(t testing.TB) *Pair {
 	oracle.lock.Lock()
 	t.Cleanup(oracle.lock.Unlock) // registered first, so it runs last
 
+	srv, addr, stop := startNode(t)
+	t.Cleanup(stop)
+
+	p := &Pair{Oracle: r, Server: srv, NodeAddr: addr, byProto: map[int]*ConnPair{}}
+	p.ConnPair = p.NewConnProto(t, 2)
+	p.byProto[2] = p.ConnPair
+	// The node is new and empty; only the shared oracle needs emptying.
+	if v, err := p.Redis.DoStrings("FLUSHALL"); err != nil || v.Kind != SimpleString {
+		t.Fatalf("difftest: FLUSHALL on redis-server: %s %v", v, err)
+	}
+	return p
+}
+
+// startNode serves a new node on a free port; stop shuts it down and
+// reports a Serve error.
+func startNode(t testing.TB) (srv *node.Server, addr string, stop func()) {
+	t.Helper()
 	srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -46,22 +63,13 @@ func Start(t testing.TB) *Pair {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	return srv, ln.Addr().String(), func() {
 		cancel()
 		srv.Close()
 		if err := <-served; err != nil {
 			t.Errorf("difftest: node Serve: %v", err)
 		}
-	})
-
-	p := &Pair{Oracle: r, Server: srv, NodeAddr: ln.Addr().String(), byProto: map[int]*ConnPair{}}
-	p.ConnPair = p.NewConnProto(t, 2)
-	p.byProto[2] = p.ConnPair
-	// The node is new and empty; only the shared oracle needs emptying.
-	if v, err := p.Redis.DoStrings("FLUSHALL"); err != nil || v.Kind != SimpleString {
-		t.Fatalf("difftest: FLUSHALL on redis-server: %s %v", v, err)
 	}
-	return p
 }
 
 // NewConn opens another pair of RESP2 connections (one to each server),
