@@ -2,6 +2,7 @@ package node
 
 func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h := map[string]func(c *client, args [][]byte){}
+	registerTxCmds(s, h)
 	h["ping"] = s.cmdPing
 	return h
 }

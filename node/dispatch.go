@@ -72,11 +72,15 @@ func (s *Server) execute(c *client, args [][]byte) {
 		cmd = sub
 	}
 	if !cmd.CheckArity(len(args)) {
-		c.rejectf("wrong number of arguments for '%s' command", cmd.FullName)
+		c.rejectCmd(cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName))
 		return
 	}
 	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
-		c.reject(resp.ErrNoAuth)
+		c.rejectCmd(cmd, resp.ErrNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.Has(slots.FlagNoMulti) {
+		c.reject(resp.ErrNoMultiCommand)
 		return
 	}
 	r := &s.routes[cmd.ID]
@@ -89,11 +93,11 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.reject(resp.ErrCrossSlot)
 		return
 	}
+	c.setLastCmd(cmd)
 	if c.multi != nil && !r.txControl {
-		c.queue(r, args)
+		c.queue(r, args, slot)
 		return
 	}
-	c.setLastCmd(cmd)
 	s.run(c, r, args, slot)
 }
 
@@ -179,6 +183,17 @@ func (c *client) reject(msg string) {
 	c.w.Error(msg)
 }
 
+// rejectCmd is reject for a command that has been looked up: a rejected
+// EXEC, even outside MULTI, ends the transaction and drops the WATCHes
+// instead (Redis's execCommandAbort).
+func (c *client) rejectCmd(cmd *slots.Command, msg string) {
+	if cmd.FullName == "exec" {
+		c.execAbort(msg)
+		return
+	}
+	c.reject(msg)
+}
+
 func (c *client) rejectf(format string, a ...any) {
 	c.reject("ERR " + fmt.Sprintf(format, a...))
 }
@@ -208,14 +223,4 @@ func (c *client) setLastCmd(cmd *slots.Command) {
 	c.lastCmd = cmd.FullName
 	c.lastAt = c.srv.opts.Now()
 	c.mu.Unlock()
-}
-
-// queue adds a command to the open transaction and replies QUEUED.
-func (c *client) queue(r *route, args [][]byte) {
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	c.multi.cmds = append(c.multi.cmds, queued{route: r, args: cp})
-	c.w.Simple("QUEUED")
 }

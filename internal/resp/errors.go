@@ -29,6 +29,10 @@ const (
 	ErrInternalPanic   = "ERR internal error while running the command (the node logged it)"
 	ErrProtoMaxBulkLen = "ERR Protocol error: invalid bulk length"
 
+	// Transactions (node/multi.go).
+	ErrExecAbortBecause = "EXECABORT Transaction discarded because of: %s"
+	ErrNoMultiCommand   = "ERR Command not allowed inside a transaction"
+
 	// Keyspace commands (node/engine/keyspace_cmds.go, scan.go, object.go).
 	ErrInvalidCursor     = "ERR invalid cursor"
 	ErrExpireNXCombo     = "ERR NX and XX, GT or LT options at the same time are not compatible"
