@@ -67,8 +67,13 @@ func startRedisOnce() (*Redis, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "difftest-redis-")
+	removeStaleDirs()
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	r := &Redis{
@@ -194,6 +199,30 @@ func (r *Redis) output() string {
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
 	return r.log.String()
+}
+
+// Each server's directory records the pid of the test binary that owns it,
+// so that directories left by a binary that died without Main's cleanup
+// are removed by the next run instead of piling up.
+const (
+	dirPrefix = "difftest-redis-"
+	ownerFile = "owner.pid"
+)
+
+// removeStaleDirs deletes server directories whose owner process is gone.
+func removeStaleDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue // not ours to judge (or being created right now)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		os.RemoveAll(d)
+	}
 }
 
 // infoField extracts one "name:value" line from INFO text.
