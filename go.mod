@@ -2,7 +2,10 @@ module github.com/shardgate/shardgate
 
 go 1.26
 
-require github.com/tidwall/redcon v1.6.4
+require (
+	github.com/tidwall/redcon v1.6.4
+	go.uber.org/goleak v1.3.0
+)
 
 require (
 	github.com/tidwall/btree v1.1.0 // indirect
