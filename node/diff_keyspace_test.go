@@ -98,7 +98,7 @@ func TestDiffKeyspace(t *testing.T) {
 			ks("TTL", "k"), ks("PTTL", "k"), ks("EXPIRETIME", "k"), ks("PEXPIRETIME", "k"),
 			ks("SET", "k", "v"), ks("TTL", "k"), ks("PTTL", "k"), ks("EXPIRETIME", "k"), ks("PEXPIRETIME", "k"),
 			ks("PEXPIRE", "k", "1499"), ks("TTL", "k"), ks("PEXPIRE", "k", "400"), ks("TTL", "k"),
-			ks("PEXPIRE", "k", "100500"), ks("TTL", "k"),
+			ks("PEXPIRE", "k", "100200"), ks("TTL", "k"),
 			ks("TTL"), ks("TTL", "k", "x"), ks("PTTL"), ks("EXPIRETIME", "a", "b"),
 		}},
 		{"lazy expiry", []ksStep{
