@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -569,6 +570,29 @@ func TestStringWatchTouch(t *testing.T) {
 				t.Errorf("watch dirty %v, want %v", w.Dirty.Load(), tc.touch)
 			}
 		})
+	}
+}
+
+// TestStringLengthLimit checks checkStringLength's arithmetic without
+// building 512 MB strings: the limit itself, and overflow of size+add.
+func TestStringLengthLimit(t *testing.T) {
+	cases := []struct {
+		size, add int64
+		ok        bool
+	}{
+		{0, maxStringLen, true}, {maxStringLen, 0, true}, {maxStringLen - 1, 1, true},
+		{maxStringLen, 1, false}, {1, maxStringLen, false}, {math.MaxInt64, 1, false},
+		{math.MaxInt64, math.MaxInt64, false}, {1 << 62, 1 << 62, false},
+	}
+	for _, tc := range cases {
+		s := newStrEnv(t)
+		c := Ctx{KS: s.ks, W: &s.w}
+		if got := lengthOK(&c, tc.size, tc.add); got != tc.ok {
+			t.Errorf("lengthOK(%d, %d) = %v", tc.size, tc.add, got)
+		}
+		if want := rErr(resp.ErrStringTooLong); !tc.ok && string(s.w.B) != want {
+			t.Errorf("lengthOK(%d, %d) replied %q", tc.size, tc.add, s.w.B)
+		}
 	}
 }
 
