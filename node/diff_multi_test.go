@@ -133,8 +133,8 @@ func TestDiffTransactions(t *testing.T) {
 			txOn(0, "SET", "{x}c", "1"), txOn(0, "DBSIZE"), txOn(0, "EXEC"), txOn(0, "GET", "{x}a"), txOn(0, "GET", "{x}c"),
 		}},
 		{"watched key expires", []txDiffStep{
-			txOn(0, "SET", "k", "1", "PX", "60"), txOn(0, "WATCH", "k"),
-			txAfter(150*time.Millisecond, 0, "MULTI"), txOn(0, "EXEC"),
+			txOn(0, "SET", "k", "1", "PX", "100"), txOn(0, "WATCH", "k"),
+			txAfter(250*time.Millisecond, 0, "MULTI"), txOn(0, "EXEC"),
 		}},
 		{"watched key expired before watch", []txDiffStep{
 			txOn(0, "SET", "k", "1", "PX", "30"),

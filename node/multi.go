@@ -41,7 +41,10 @@ import (
 // writers set its Dirty flag (Shard.Touch). A key found logically expired
 // at WATCH time is removed then, so that its later removal is not mistaken
 // for a change: Redis gets the same outcome with its per-key "expired at
-// WATCH" mark. A watched key that expires before EXEC is removed by EXEC's
+// WATCH" mark (checked against redis-server for SET, DEL, FLUSHALL and
+// expiry afterwards). The one visible difference: Redis leaves such a key
+// in place until it is accessed or swept, so DBSIZE can count it a little
+// longer there. A watched key that expires before EXEC is removed by EXEC's
 // lookup (or the active expiry), which touches it, so EXEC fails, as Redis
 // 7.0's isWatchedKeyExpired makes it.
 
