@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Compare a shardgate node with redis-server using redis-benchmark.
+#
+# Builds shardgate, starts one node and one redis-server on free ports,
+# then runs redis-benchmark (SET, GET, INCR, MSET; 50 clients; -P 1 and
+# -P 16) against each target in turn, interleaved (redis, node, redis,
+# node, ...) for ROUNDS rounds, and prints a Markdown table of median
+# requests per second with the node/redis ratio and the per-round ratios.
+#
+# The redis-server runs in plain (non-cluster) mode: for these commands
+# on one node cluster mode changes nothing that redis-benchmark measures.
+# SET, GET and INCR use random keys (-r KEYSPACE); MSET uses redis-benchmark's
+# fixed key, because its 10 random keys would span slots, which a cluster
+# node (ours) must refuse with CROSSSLOT.
+#
+# The machine's cores are shared by the benchmark client and the server
+# under test; differences under ~15% are noise.
+#
+# Environment:
+#   ROUNDS     rounds of the interleaved runs (default 3)
+#   REQUESTS   requests per redis-benchmark run (default 200000)
+#   CLIENTS    parallel connections (default 50)
+#   PIPELINES  pipeline depths to test (default "1 16")
+#   KEYSPACE   random key range for SET/GET/INCR (default 100000)
+#   NODE_PORT, REDIS_PORT  fixed ports instead of free ones
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+REQUESTS=${REQUESTS:-200000}
+CLIENTS=${CLIENTS:-50}
+PIPELINES=${PIPELINES:-"1 16"}
+KEYSPACE=${KEYSPACE:-100000}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench.XXXXXX")
+pids=()
+bench_pid=
+
+cleanup() {
+	local pid
+	for pid in $bench_pid "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in go redis-server redis-cli redis-benchmark; do
+	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+
+# free_port prints a TCP port nothing listens on (the kernel-assigned port
+# of a throwaway listener would be better, but bash has none).
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "no free port found" >&2
+	exit 1
+}
+
+wait_ping() {
+	local port=$1
+	for _ in $(seq 200); do
+		if [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]]; then
+			return
+		fi
+		sleep 0.05
+	done
+	echo "nothing answers PING on port $port" >&2
+	exit 1
+}
+
+NODE_PORT=${NODE_PORT:-$(free_port)}
+REDIS_PORT=${REDIS_PORT:-$(free_port)}
+[[ $NODE_PORT != "$REDIS_PORT" ]] || REDIS_PORT=$(free_port)
+
+echo "building shardgate..." >&2
+(cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate)
+
+"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --log-level warn 2>"$work/node.log" &
+pids+=($!)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	--daemonize no --dir "$work" --logfile "$work/redis.log" &
+pids+=($!)
+wait_ping "$NODE_PORT"
+wait_ping "$REDIS_PORT"
+
+# A benchmark full of error replies would measure nothing: check that
+# both targets accept what redis-benchmark sends.
+for port in "$REDIS_PORT" "$NODE_PORT"; do
+	if [[ $(redis-cli -p "$port" mset key:__rand_int__ v key:__rand_int__ v) != OK ]]; then
+		echo "MSET fails on port $port" >&2
+		exit 1
+	fi
+done
+
+results=$work/results.csv # round,pipeline,target,test,rps
+: >"$results"
+
+# bench target port pipeline round: one redis-benchmark run per test group.
+bench() {
+	local target=$1 port=$2 p=$3 round=$4 out
+	for spec in "set,get,incr:-r $KEYSPACE" "mset:"; do
+		local tests=${spec%%:*} extra=${spec#*:}
+		# In the background, so that a signal to this script interrupts
+		# the wait and the cleanup stops the benchmark too.
+		# shellcheck disable=SC2086 # $extra is deliberately split
+		redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$REQUESTS" \
+			-P "$p" -t "$tests" $extra -q --csv >"$work/out.csv" &
+		bench_pid=$!
+		wait "$bench_pid"
+		bench_pid=
+		awk -F'","' -v r="$round" -v p="$p" -v t="$target" '
+			NR > 1 { name = $1; sub(/^"/, "", name); sub(/ .*/, "", name)
+			         print r "," p "," t "," name "," $2 }' "$work/out.csv" >>"$results"
+	done
+}
+
+for round in $(seq "$ROUNDS"); do
+	for p in $PIPELINES; do
+		echo "round $round/$ROUNDS, -P $p..." >&2
+		bench redis "$REDIS_PORT" "$p" "$round"
+		bench node "$NODE_PORT" "$p" "$round"
+	done
+done
+
+echo
+echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
+	"(plain mode), $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores"
+echo
+echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis |"
+echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|"
+awk -F, -v rounds="$ROUNDS" '
+	function median(list,    n, a, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{
+		key = $4 SUBSEP $2
+		if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
+		vals[key, $3] = vals[key, $3] " " $5
+		rps[key, $3, $1] = $5
+	}
+	END {
+		for (k = 1; k <= nkeys; k++) {
+			key = order[k]; split(key, parts, SUBSEP)
+			r = median(vals[key, "redis"]); nd = median(vals[key, "node"])
+			per = ""
+			for (i = 1; i <= rounds; i++)
+				per = per sprintf("%s%.2f", i > 1 ? " " : "", rps[key, "node", i] / rps[key, "redis", i])
+			printf "| %s | %s | %.0f | %.0f | %.2f | %s |\n", parts[1], parts[2], r, nd, nd / r, per
+		}
+	}' "$results"
