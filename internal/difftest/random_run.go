@@ -29,6 +29,9 @@ type RandomConfig struct {
 	Replay string
 	// NoShrink skips the search for a short reproduction.
 	NoShrink bool
+	// Proto is the protocol the connections start with (2 or 3; zero
+	// means 2). HELLO in the sequence may switch it anyway.
+	Proto int
 }
 
 // Environment variables read by RandomConfigFromEnv.
@@ -108,10 +111,11 @@ func RandomRun(t *testing.T, p *Pair, cfg RandomConfig) *Divergence {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("random differential run: seed %d, %d commands, families %s (reproduce with %s=%d)",
-		cfg.Seed, cfg.N, familyList(cfg.Families), EnvSeed, cfg.Seed)
+	t.Logf("random differential run: seed %d, %d commands, RESP%d, families %s (reproduce with %s=%d)",
+		cfg.Seed, cfg.N, max(cfg.Proto, 2), familyList(cfg.Families), EnvSeed, cfg.Seed)
 
-	s := &session{conns: [2]*ConnPair{p.ConnPair, p.NewConn(t)}}
+	proto := max(cfg.Proto, 2)
+	s := &session{conns: [2]*ConnPair{p.NewConnProto(t, proto), p.NewConnProto(t, proto)}}
 	var hist []record
 	cov := coverage{}
 	for i := 0; ; i++ {
@@ -338,6 +342,10 @@ func Same(st Step, a, b Value) bool {
 		if isScanPage(a) && isScanPage(b) {
 			return scanKeysValid(a) && scanKeysValid(b)
 		}
+	case CheckMemory:
+		if a.Kind != Error && b.Kind != Error {
+			return (a.Kind == Integer || isNull(a)) && (b.Kind == Integer || isNull(b))
+		}
 	case CheckRandomKey:
 		if a.Kind == Bulk && b.Kind == Bulk {
 			return InKeySpace(string(b.Str))
@@ -345,6 +353,8 @@ func Same(st Step, a, b Value) bool {
 	}
 	return Equal(a, b)
 }
+
+func isNull(v Value) bool { return v.Kind == NullBulk || v.Kind == Null }
 
 func scanKeysValid(v Value) bool {
 	if _, err := strconv.ParseUint(string(v.Elems[0].Str), 10, 64); err != nil {
@@ -381,7 +391,8 @@ func divergence(t *testing.T, p *Pair, cfg RandomConfig, hist []record, netErr s
 	last := hist[len(hist)-1]
 	d := &Divergence{Index: len(hist) - 1, Step: last.Step, Redis: last.a, Node: last.b, NetErr: netErr}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "divergence at command #%d (seed %d, families %s)\n", len(hist)-1, cfg.Seed, familyList(cfg.Families))
+	fmt.Fprintf(&sb, "divergence at command #%d (seed %d, RESP%d at start, families %s)\n",
+		len(hist)-1, cfg.Seed, max(cfg.Proto, 2), familyList(cfg.Families))
 	fmt.Fprintf(&sb, "reproduce: %s=%d %s=%s go test ./node -run '^%s$'\n",
 		EnvSeed, cfg.Seed, EnvFamilies, familyList(cfg.Families), t.Name())
 	from := max(0, len(hist)-cfg.Window)
@@ -405,7 +416,7 @@ func divergence(t *testing.T, p *Pair, cfg RandomConfig, hist []record, netErr s
 		fmt.Fprintf(&sb, "full sequence: %s (replay with %s=%s)\n", path, EnvReplay, path)
 	}
 	if netErr == "" && !cfg.NoShrink {
-		if short := shrink(t, p, steps); short != nil {
+		if short := shrink(t, p, max(cfg.Proto, 2), steps); short != nil {
 			d.Short = short
 			fmt.Fprintf(&sb, "shortest reproduction found (%d commands on fresh servers):\n", len(short))
 			for _, st := range short {
@@ -427,8 +438,9 @@ const (
 	maxReplayPrefix = 3000
 )
 
-func shrink(t *testing.T, p *Pair, steps []Step) []Step {
+func shrink(t *testing.T, p *Pair, proto int, steps []Step) []Step {
 	t.Helper()
+	reproduces := func(t *testing.T, p *Pair, steps []Step) bool { return reproduces(t, p, proto, steps) }
 	var cur []Step
 	for _, w := range []int{50, 500, maxReplayPrefix} {
 		cand := steps[max(0, len(steps)-w):]
@@ -464,7 +476,7 @@ func shrink(t *testing.T, p *Pair, steps []Step) []Step {
 
 // reproduces replays steps with fresh connections on the flushed oracle and
 // a new node and reports whether the first divergence is the last step.
-func reproduces(t *testing.T, p *Pair, steps []Step) bool {
+func reproduces(t *testing.T, p *Pair, proto int, steps []Step) bool {
 	t.Helper()
 	if v, err := p.Redis.DoStrings("FLUSHALL"); err != nil || v.Kind != SimpleString {
 		return false
@@ -473,17 +485,17 @@ func reproduces(t *testing.T, p *Pair, steps []Step) bool {
 	defer stop()
 	s := &session{}
 	for i := range s.conns {
-		rc, err := DialProto(p.Oracle.Addr, 2)
+		rc, err := DialProto(p.Oracle.Addr, proto)
 		if err != nil {
 			return false
 		}
 		defer rc.Close()
-		nc, err := DialProto(addr, 2)
+		nc, err := DialProto(addr, proto)
 		if err != nil {
 			return false
 		}
 		defer nc.Close()
-		s.conns[i] = &ConnPair{Redis: rc, Node: nc, Proto: 2}
+		s.conns[i] = &ConnPair{Redis: rc, Node: nc, Proto: proto}
 	}
 	for i, st := range steps {
 		a, b, err := s.run(st)
@@ -500,7 +512,7 @@ func reproduces(t *testing.T, p *Pair, steps []Step) bool {
 // The sequence file has one step a line: conn, check, tolerance, then the
 // arguments Go-quoted, e.g.  0 exact 0 "SET" "{a}1" "x".
 
-var checkNames = []string{"exact", "unordered", "approx", "shape", "hello", "scan", "randomkey", "fullscan"}
+var checkNames = []string{"exact", "unordered", "approx", "shape", "hello", "scan", "randomkey", "fullscan", "memory"}
 
 func writeSteps(cfg RandomConfig, testName string, steps []Step) (string, error) {
 	dir := cfg.OutDir
