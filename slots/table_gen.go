@@ -254,6 +254,45 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "no-evict", Arity: 3,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Set client eviction mode for the current connection",
+					Since:      "7.0.0",
+					Group:      "connection",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "enabled", Type: "oneof", KeySpecIndex: -1,
+							Args: []Arg{
+								{Name: "on", Type: "pure-token", Token: "ON", KeySpecIndex: -1},
+								{Name: "off", Type: "pure-token", Token: "OFF", KeySpecIndex: -1},
+							},
+						},
+					},
+				},
+			},
+			{
+				Name: "reply", Arity: 3,
+				Flags: FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Instruct the server whether to reply to commands",
+					Since:      "3.2.0",
+					Group:      "connection",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "on_off_skip", Type: "oneof", KeySpecIndex: -1,
+							Args: []Arg{
+								{Name: "on", Type: "pure-token", Token: "ON", KeySpecIndex: -1},
+								{Name: "off", Type: "pure-token", Token: "OFF", KeySpecIndex: -1},
+								{Name: "skip", Type: "pure-token", Token: "SKIP", KeySpecIndex: -1},
+							},
+						},
+					},
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
