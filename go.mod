@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/tidwall/redcon v1.6.4
 	go.uber.org/goleak v1.3.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (

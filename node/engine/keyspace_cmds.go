@@ -218,7 +218,7 @@ const redisDatabases = 16
 // (its access time is set when it is stored).
 func cloneEntry(e *Entry) *Entry {
 	n := &Entry{Kind: e.Kind, Enc: e.Enc, Expire: e.Expire}
-	if e.Str != nil {
+	if e.Str != nil { // a Bitmap is in Val, cloned below
 		n.Str = append([]byte(nil), e.Str...)
 	}
 	if e.Val != nil {

@@ -75,7 +75,7 @@ func getGeneric(c *Ctx, key []byte) (e *Entry, ok bool) {
 		c.W.Error(resp.ErrWrongType)
 		return nil, false
 	default:
-		c.W.Bulk(e.Str)
+		writeStrValue(c.W, e)
 	}
 	return e, true
 }
@@ -90,7 +90,7 @@ func cmdMget(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		c.W.Bulk(e.Str)
+		writeStrValue(c.W, e)
 	}
 }
 
@@ -104,7 +104,7 @@ func cmdMget(c *Ctx) {
 // copy), and replies copy values out, so reusing it is safe.
 func storeString(c *Ctx, key []byte, old *Entry, val []byte, enc Encoding, keepTTL bool) *Entry {
 	if old != nil && old.Kind == KindString {
-		old.Str = reuseBuf(old.Str, val)
+		old.SetStrBytes(reuseBuf(old.Str, val))
 		old.Enc = enc
 		if !keepTTL && old.Expire != 0 {
 			c.KS.SetExpire(c.Shard, old, 0)

@@ -48,7 +48,7 @@ func incrDecr(c *Ctx, incr int64) {
 			return
 		}
 		var ok bool
-		if v, ok = resp.ParseInt(e.Str); !ok {
+		if v, ok = resp.ParseInt(smallStr(e)); !ok {
 			c.W.Error(resp.ErrNotInteger)
 			return
 		}
@@ -63,7 +63,7 @@ func incrDecr(c *Ctx, incr int64) {
 		e = &Entry{Kind: KindString, Str: make([]byte, 0, intBufLen)}
 		c.KS.Set(c.Shard, key, e)
 	}
-	e.Str = appendInt(e.Str[:0], v)
+	e.SetStrBytes(appendInt(e.Str[:0], v))
 	e.Enc = EncInt
 	changed(c, key)
 	c.W.Int(v)
@@ -87,7 +87,7 @@ func cmdIncrbyfloat(c *Ctx) {
 	cur := ldFromInt(0)
 	if e != nil {
 		var ok bool
-		if cur, ok = parseLongDouble(e.Str); !ok {
+		if cur, ok = parseLongDouble(smallStr(e)); !ok {
 			c.W.Error(resp.ErrNotFloat)
 			return
 		}

@@ -9,24 +9,28 @@ import "github.com/shardgate/shardgate/internal/resp"
 func cmdAppend(c *Ctx) {
 	key, arg := c.Args[1], c.Args[2]
 	e := c.Lookup(key)
-	var n int
+	var n int64
 	switch {
 	case e == nil:
 		e = storeString(c, key, nil, arg, stringEncoding(arg), false)
-		n = len(e.Str)
+		n = int64(len(e.Str))
 	case e.Kind != KindString:
 		c.W.Error(resp.ErrWrongType)
 		return
 	default:
-		if !lengthOK(c, int64(len(e.Str)), int64(len(arg))) {
+		if !lengthOK(c, e.StrLen(), int64(len(arg))) {
 			return
 		}
-		e.Str = append(e.Str, arg...)
+		if bm := e.Bits(); bm != nil {
+			bm.WriteAt(arg, bm.Len())
+		} else {
+			e.Str = append(e.Str, arg...)
+		}
 		e.Enc = EncRaw
-		n = len(e.Str)
+		n = e.StrLen()
 	}
 	changed(c, key)
-	c.W.Int(int64(n))
+	c.W.Int(n)
 }
 
 // lengthOK is Redis's checkStringLength: size+add must not pass
@@ -48,7 +52,7 @@ func cmdStrlen(c *Ctx) {
 	case e.Kind != KindString:
 		c.W.Error(resp.ErrWrongType)
 	default:
-		c.W.Int(int64(len(e.Str)))
+		c.W.Int(e.StrLen())
 	}
 }
 
@@ -73,14 +77,28 @@ func cmdGetrange(c *Ctx) {
 		c.W.Error(resp.ErrWrongType)
 		return
 	}
-	c.W.Bulk(substr(e.Str, start, end))
+	from, to, ok := substrRange(e.StrLen(), start, end)
+	if !ok {
+		c.W.Bulk(nil)
+		return
+	}
+	writeStrBulk(c.W, e, from, to)
 }
 
 // substr applies GETRANGE's index rules to s.
 func substr(s []byte, start, end int64) []byte {
-	n := int64(len(s))
-	if start < 0 && end < 0 && start > end {
+	from, to, ok := substrRange(int64(len(s)), start, end)
+	if !ok {
 		return nil
+	}
+	return s[from : to+1]
+}
+
+// substrRange applies GETRANGE's index rules to a string of n bytes,
+// returning the inclusive byte range, or ok=false for an empty result.
+func substrRange(n, start, end int64) (from, to int64, ok bool) {
+	if start < 0 && end < 0 && start > end {
+		return 0, 0, false
 	}
 	if start < 0 {
 		start += n
@@ -94,9 +112,9 @@ func substr(s []byte, start, end int64) []byte {
 		end = n - 1
 	}
 	if start > end || n == 0 {
-		return nil
+		return 0, 0, false
 	}
-	return s[start : end+1]
+	return start, end, true
 }
 
 // cmdSetrange overwrites part of a string at offset, growing it with zero
@@ -123,7 +141,7 @@ func cmdSetrange(c *Ctx) {
 		if e == nil {
 			c.W.Int(0)
 		} else {
-			c.W.Int(int64(len(e.Str)))
+			c.W.Int(e.StrLen())
 		}
 		return
 	}
@@ -134,11 +152,10 @@ func cmdSetrange(c *Ctx) {
 		e = &Entry{Kind: KindString}
 		c.KS.Set(c.Shard, key, e)
 	}
-	e.Str = growZero(e.Str, int(off)+len(val))
-	copy(e.Str[off:], val)
+	e.WriteStr(val, off)
 	e.Enc = EncRaw
 	changed(c, key)
-	c.W.Int(int64(len(e.Str)))
+	c.W.Int(e.StrLen())
 }
 
 // growZero returns b extended to at least n bytes, the new bytes zero.

@@ -249,7 +249,7 @@ func cmdGetex(c *Ctx) {
 			return
 		}
 	}
-	c.W.Bulk(e.Str)
+	writeStrValue(c.W, e)
 	switch {
 	case o.flags&(optEXAT|optPXAT) != 0 && at <= c.Now:
 		c.KS.Delete(c.Shard, key, c.Now)
