@@ -6,33 +6,6 @@ package slots
 // finding can be tested for every kind of key spec.
 var testOnlyTable = []*Command{
 	{
-		Name: "bitop", Arity: -4,
-		Flags:    FlagWrite | FlagDenyOOM,
-		FirstKey: 2, LastKey: -1, Step: 1,
-		ACL: ACLWrite | ACLBitmap | ACLSlow,
-		KeySpecs: []KeySpec{
-			{Flags: KeyOW | KeyUpdate,
-				Begin: BeginIndex, Index: 2,
-				Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0,
-			},
-			{Flags: KeyRO | KeyAccess,
-				Begin: BeginIndex, Index: 3,
-				Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 0,
-			},
-		},
-		Doc: &Doc{
-			Summary:    "Perform bitwise operations between strings",
-			Since:      "2.6.0",
-			Group:      "bitmap",
-			Complexity: "O(N)",
-			Args: []Arg{
-				{Name: "operation", Type: "string", KeySpecIndex: -1},
-				{Name: "destkey", Type: "key", KeySpecIndex: 0},
-				{Name: "key", Type: "key", Flags: []string{"multiple"}, KeySpecIndex: 1},
-			},
-		},
-	},
-	{
 		Name: "xread", Arity: -4,
 		Flags: FlagReadOnly | FlagBlocking | FlagMovableKeys,
 		ACL:   ACLRead | ACLStream | ACLSlow | ACLBlocking,

@@ -53,4 +53,10 @@ const (
 	// Strings (node/engine/strings*.go).
 	ErrDecrOverflow = "ERR decrement would overflow"
 	ErrWrongArgs    = "ERR wrong number of arguments for '%s' command"
+
+	// Bitmaps (node/engine/bits_cmds.go); BITFIELD shares ErrBitOffset.
+	ErrBitOffset = "ERR bit offset is not an integer or out of range"
+	ErrBitValue  = "ERR bit is not an integer or out of range"
+	ErrBitposBit = "ERR The bit argument must be 1 or 0."
+	ErrBitopNot  = "ERR BITOP NOT must be called with a single source key."
 )

@@ -52,5 +52,6 @@ func Handlers() map[string]Handler {
 	h := map[string]Handler{}
 	registerStrings(h)
 	registerKeyspace(h)
+	registerBits(h)
 	return h
 }
