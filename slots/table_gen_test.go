@@ -799,66 +799,6 @@ var testOnlyTable = []*Command{
 		},
 	},
 	{
-		Name: "bitfield", Arity: -2,
-		Flags:    FlagWrite | FlagDenyOOM,
-		FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: ACLWrite | ACLBitmap | ACLSlow,
-		KeySpecs: []KeySpec{
-			{Notes: "This command allows both access and modification of the key", Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags,
-				Begin: BeginIndex, Index: 1,
-				Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0,
-			},
-		},
-		Doc: &Doc{
-			Summary:    "Perform arbitrary bitfield integer operations on strings",
-			Since:      "3.2.0",
-			Group:      "bitmap",
-			Complexity: "O(1) for each subcommand specified",
-			Args: []Arg{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "operation", Type: "oneof", Flags: []string{"optional", "multiple"}, KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "encoding_offset", Type: "block", Token: "GET", KeySpecIndex: -1,
-							Args: []Arg{
-								{Name: "encoding", Type: "string", KeySpecIndex: -1},
-								{Name: "offset", Type: "integer", KeySpecIndex: -1},
-							},
-						},
-						{Name: "write", Type: "block", KeySpecIndex: -1,
-							Args: []Arg{
-								{Name: "wrap_sat_fail", Type: "oneof", Token: "OVERFLOW", Flags: []string{"optional"}, KeySpecIndex: -1,
-									Args: []Arg{
-										{Name: "wrap", Type: "pure-token", Token: "WRAP", KeySpecIndex: -1},
-										{Name: "sat", Type: "pure-token", Token: "SAT", KeySpecIndex: -1},
-										{Name: "fail", Type: "pure-token", Token: "FAIL", KeySpecIndex: -1},
-									},
-								},
-								{Name: "write_operation", Type: "oneof", KeySpecIndex: -1,
-									Args: []Arg{
-										{Name: "encoding_offset_value", Type: "block", Token: "SET", KeySpecIndex: -1,
-											Args: []Arg{
-												{Name: "encoding", Type: "string", KeySpecIndex: -1},
-												{Name: "offset", Type: "integer", KeySpecIndex: -1},
-												{Name: "value", Type: "integer", KeySpecIndex: -1},
-											},
-										},
-										{Name: "encoding_offset_increment", Type: "block", Token: "INCRBY", KeySpecIndex: -1,
-											Args: []Arg{
-												{Name: "encoding", Type: "string", KeySpecIndex: -1},
-												{Name: "offset", Type: "integer", KeySpecIndex: -1},
-												{Name: "increment", Type: "integer", KeySpecIndex: -1},
-											},
-										},
-									},
-								},
-							},
-						},
-					},
-				},
-			},
-		},
-	},
-	{
 		Name: "xadd", Arity: -5,
 		Flags:    FlagWrite | FlagDenyOOM | FlagFast,
 		FirstKey: 1, LastKey: 1, Step: 1,

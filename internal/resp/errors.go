@@ -59,4 +59,12 @@ const (
 	ErrBitValue  = "ERR bit is not an integer or out of range"
 	ErrBitposBit = "ERR The bit argument must be 1 or 0."
 	ErrBitopNot  = "ERR BITOP NOT must be called with a single source key."
+
+	// HyperLogLog (node/engine/hll*.go).
+	ErrNotHLL           = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	ErrCorruptHLL       = "INVALIDOBJ Corrupted HLL object detected"
+	ErrPFDebugNoKey     = "ERR The specified key does not exist"
+	ErrPFDebugNotSparse = "ERR HLL encoding is not sparse"
+	ErrPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
+	ErrPFSelfTestFailed = "TESTFAILED %s"
 )

@@ -53,5 +53,6 @@ func Handlers() map[string]Handler {
 	registerStrings(h)
 	registerKeyspace(h)
 	registerBits(h)
+	registerHLL(h)
 	return h
 }
