@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Compare a shardgate node with redis-server on the bitmap commands
+# (SETBIT, GETBIT, BITCOUNT on a 1 MB key at -P 16 with 50 clients, and
+# BITCOUNT latency over a 512 MB bitmap). Builds shardgate, starts one node
+# and one redis-server on free ports, runs bench/bits (a Go load tool:
+# redis-benchmark's zero-padded __rand_int__ is not a valid bit offset)
+# with interleaved rounds, prints a Markdown table and cleans up.
+# Companion of bench/node-vs-redis.sh, which covers the strings commands.
+#
+# Environment: ROUNDS (3), REQUESTS (200000), CLIENTS (50), PIPELINE (16),
+# TESTS (setbit,getbit,bitcount,bitcount512), NODE_PORT, REDIS_PORT.
+# redis-server allocates 512 MB for the bitcount512 key while it runs.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+REQUESTS=${REQUESTS:-200000}
+CLIENTS=${CLIENTS:-50}
+PIPELINE=${PIPELINE:-16}
+TESTS=${TESTS:-setbit,getbit,bitcount,bitcount512}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bits.XXXXXX")
+pids=()
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in go redis-server redis-cli; do
+	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "no free port" >&2
+	exit 1
+}
+
+NODE_PORT=${NODE_PORT:-$(free_port)}
+REDIS_PORT=${REDIS_PORT:-$(free_port)}
+
+echo "building shardgate and bench/bits..." >&2
+(cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/bits" ./bench/bits)
+"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --log-level warn 2>"$work/node.log" &
+pids+=($!)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	--daemonize no --dir "$work" --logfile "$work/redis.log" &
+pids+=($!)
+
+for port in "$NODE_PORT" "$REDIS_PORT"; do
+	for _ in $(seq 100); do
+		redis-cli -p "$port" ping >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+done
+
+echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), bitmap commands," \
+	"$CLIENTS clients, $REQUESTS requests, $ROUNDS interleaved rounds"
+"$work/bits" -redis "127.0.0.1:$REDIS_PORT" -node "127.0.0.1:$NODE_PORT" \
+	-rounds "$ROUNDS" -n "$REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS"

@@ -1,0 +1,257 @@
+// Command bits compares a shardgate node with redis-server on the bitmap
+// commands, side by side, with interleaved rounds (redis, node, redis,
+// node, ...) and medians, as bench/node-vs-redis.sh does for the strings
+// commands. It is a Go program rather than redis-benchmark because
+// redis-benchmark's __rand_int__ is zero-padded ("000012345678"), which
+// both servers must refuse as a bit offset.
+//
+// Tests:
+//   - setbit, getbit: random offsets below 2^23 on 100 keys of 1 MB;
+//   - bitcount: BITCOUNT of a 1 MB key (SETRANGE-filled, so both servers
+//     hold a dense 1 MB string);
+//   - bitcount512: the latency of BITCOUNT over a 512 MB bitmap (a bit at
+//     4294967295, 1 MB of data at the start), one client, no pipelining.
+//
+// Usage (both servers already running; bench/bits.sh starts them):
+//
+//	go run ./bench/bits -redis 127.0.0.1:7181 -node 127.0.0.1:7182
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	redisAddr := flag.String("redis", "127.0.0.1:6379", "redis-server address")
+	nodeAddr := flag.String("node", "127.0.0.1:7000", "shardgate node address")
+	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	requests := flag.Int("n", 200000, "requests per run")
+	clients := flag.Int("c", 50, "parallel connections")
+	pipeline := flag.Int("P", 16, "pipeline depth")
+	tests := flag.String("t", "setbit,getbit,bitcount,bitcount512", "tests to run")
+	flag.Parse()
+	log.SetFlags(0)
+
+	targets := []struct{ name, addr string }{{"redis", *redisAddr}, {"node", *nodeAddr}}
+	for _, tg := range targets {
+		if err := setup(tg.addr); err != nil {
+			log.Fatalf("setup %s: %v", tg.name, err)
+		}
+	}
+	fmt.Printf("| test | -P | redis (median) | node (median) | node/redis | per-round node/redis |\n")
+	fmt.Printf("|------|---:|---------------:|--------------:|-----------:|----------------------|\n")
+	for _, test := range strings.Split(*tests, ",") {
+		var res [2][]float64
+		for r := 0; r < *rounds; r++ {
+			for i, tg := range targets {
+				var v float64
+				var err error
+				if test == "bitcount512" {
+					v, err = latency(tg.addr, 20)
+				} else {
+					v, err = throughput(tg.addr, test, *requests, *clients, *pipeline)
+				}
+				if err != nil {
+					log.Fatalf("%s on %s: %v", test, tg.name, err)
+				}
+				res[i] = append(res[i], v)
+			}
+		}
+		var per []string
+		for r := range res[0] {
+			per = append(per, ratio(test, res[0][r], res[1][r]))
+		}
+		rm, nm := median(res[0]), median(res[1])
+		unit, p := "rps", strconv.Itoa(*pipeline)
+		if test == "bitcount512" {
+			unit, p = "ms", "1"
+		}
+		fmt.Printf("| %s | %s | %.1f %s | %.1f %s | %s | %s |\n", test, p, rm, unit, nm, unit, ratio(test, rm, nm), strings.Join(per, " "))
+	}
+	for _, tg := range targets {
+		if err := do(tg.addr, "DEL", "bench:big"); err != nil {
+			log.Printf("cleanup %s: %v", tg.name, err)
+		}
+	}
+}
+
+// ratio is node/redis as a speed ratio (for latencies, redis/node).
+func ratio(test string, r, n float64) string {
+	if test == "bitcount512" {
+		return fmt.Sprintf("%.2fx", r/n)
+	}
+	return fmt.Sprintf("%.2fx", n/r)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// setup creates the keys the tests read: 100 keys of 1 MB for SETBIT and
+// GETBIT, {b}1mb for BITCOUNT, bench:big for the 512 MB BITCOUNT.
+func setup(addr string) error {
+	mb := strings.Repeat("\x5a", 1<<20)
+	for i := range 100 {
+		if err := do(addr, "SET", "bench:bits:"+strconv.Itoa(i), mb); err != nil {
+			return err
+		}
+	}
+	if err := do(addr, "SET", "bench:1mb", mb); err != nil {
+		return err
+	}
+	if err := do(addr, "SETBIT", "bench:big", "4294967295", "1"); err != nil {
+		return err
+	}
+	return do(addr, "SETRANGE", "bench:big", "0", mb)
+}
+
+func do(addr string, args ...string) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := bufio.NewWriter(c)
+	writeCmd(w, args...)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return readReply(bufio.NewReader(c))
+}
+
+// latency is the median milliseconds of n BITCOUNTs over the 512 MB key.
+func latency(addr string, n int) (float64, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	w, r := bufio.NewWriter(c), bufio.NewReader(c)
+	var ms []float64
+	for range n {
+		t0 := time.Now()
+		writeCmd(w, "BITCOUNT", "bench:big")
+		if err := w.Flush(); err != nil {
+			return 0, err
+		}
+		if err := readReply(r); err != nil {
+			return 0, err
+		}
+		ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+	}
+	return median(ms), nil
+}
+
+// throughput runs total requests of test over clients connections with
+// the given pipeline depth and returns requests per second.
+func throughput(addr, test string, total, clients, pipeline int) (float64, error) {
+	per := total / clients
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	start := time.Now()
+	for i := range clients {
+		wg.Add(1)
+		go func(seed int64) {
+			defer wg.Done()
+			errs <- client(addr, test, per, pipeline, rand.New(rand.NewSource(seed)))
+		}(int64(i))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(per*clients) / time.Since(start).Seconds(), nil
+}
+
+func client(addr, test string, n, pipeline int, rng *rand.Rand) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w, r := bufio.NewWriter(c), bufio.NewReader(c)
+	for sent := 0; sent < n; {
+		batch := min(pipeline, n-sent)
+		for range batch {
+			key := "bench:bits:" + strconv.Itoa(rng.Intn(100))
+			off := strconv.Itoa(rng.Intn(1 << 23))
+			switch test {
+			case "setbit":
+				writeCmd(w, "SETBIT", key, off, strconv.Itoa(rng.Intn(2)))
+			case "getbit":
+				writeCmd(w, "GETBIT", key, off)
+			case "bitcount":
+				writeCmd(w, "BITCOUNT", "bench:1mb")
+			default:
+				return fmt.Errorf("unknown test %q", test)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		for range batch {
+			if err := readReply(r); err != nil {
+				return err
+			}
+		}
+		sent += batch
+	}
+	return nil
+}
+
+func writeCmd(w *bufio.Writer, args ...string) {
+	fmt.Fprintf(w, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(w, "$%d\r\n%s\r\n", len(a), a)
+	}
+}
+
+// readReply reads one reply, failing on an error reply.
+func readReply(r *bufio.Reader) error {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	switch line[0] {
+	case '-':
+		return fmt.Errorf("%s", strings.TrimSpace(line))
+	case '$':
+		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+		if n >= 0 {
+			if _, err := r.Discard(n + 2); err != nil {
+				return err
+			}
+		}
+	case '*':
+		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+		for range n {
+			if err := readReply(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func init() {
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bits -redis ADDR -node ADDR [-rounds N -n REQUESTS -c CLIENTS -P DEPTH -t TESTS]\n")
+		flag.PrintDefaults()
+	}
+}

@@ -1,0 +1,124 @@
+//go:build !race
+
+package node_test
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/node"
+)
+
+var stallRanges = flag.Bool("stall.ranges", false, "TestBitsNoStall: also loop 8 MB GETRANGEs on the bitmap")
+
+// TestBitsNoStall runs long commands on a 512 MB bitmap in a loop on two
+// connections (BITCOUNT over the whole string, and GETRANGE copying 8 MB
+// of it, milliseconds each) while a third connection
+// times GET on another key: its p99 must stay under 5 ms, because a
+// command locks only its own slot's shard. Not built with -race, whose
+// slowdown would measure the detector, not the locking.
+func TestBitsNoStall(t *testing.T) {
+	// rangeBytes is what each GETRANGE copies: enough to hold the bitmap's
+	// shard for milliseconds, small enough that the reply buffers' garbage
+	// (the writer drops buffers over 1 MB after each reply) does not make
+	// GC assists the thing measured on a 2-core machine.
+	const rangeBytes = 8 << 20
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		srv.Close()
+		<-served
+	}()
+	addr := ln.Addr().String()
+	dial := func() *difftest.Conn {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	must := func(c *difftest.Conn, args ...string) difftest.Value {
+		v, err := c.DoStrings(args...)
+		if err != nil || v.IsError() {
+			t.Fatalf("%q: %v %v", args, v, err)
+		}
+		return v
+	}
+
+	setup := dial()
+	must(setup, "SETBIT", "big", "4294967295", "1")
+	// dense pages over the first 64 MB, so counts and copies do real work
+	must(setup, "SETRANGE", "big", "0", string(bytesOf(0x5a, 1<<20)))
+	for i := int64(1); i < 64; i++ {
+		must(setup, "BITOP", "OR", "big", "big") // keeps the value; exercises the page walk
+		must(setup, "SETRANGE", "big", strconv.FormatInt(i<<20, 10), string(bytesOf(byte(i), 1<<20)))
+	}
+	must(setup, "SET", "other", "v")
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var bitcounts, ranges atomic.Int64
+	load := func(args []string, n *atomic.Int64) {
+		defer wg.Done()
+		c := dial()
+		for !stop.Load() {
+			if _, err := c.DoStrings(args...); err != nil {
+				t.Error(err)
+				return
+			}
+			n.Add(1)
+		}
+	}
+	wg.Add(1)
+	go load([]string{"BITCOUNT", "big", "1", "-2"}, &bitcounts)
+	if *stallRanges {
+		wg.Add(1)
+		go load([]string{"GETRANGE", "big", "0", strconv.Itoa(rangeBytes - 1)}, &ranges)
+	}
+
+	getter := dial()
+	time.Sleep(50 * time.Millisecond)
+	var lat []time.Duration
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		t0 := time.Now()
+		must(getter, "GET", "other")
+		lat = append(lat, time.Since(t0))
+		time.Sleep(time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	t.Logf("GET on another key: %d samples, p50 %v, p99 %v, max %v, while %d BITCOUNTs and %d %d MB GETRANGEs ran on a 512 MB bitmap",
+		len(lat), p50, p99, lat[len(lat)-1], bitcounts.Load(), ranges.Load(), rangeBytes>>20)
+	if bitcounts.Load() == 0 || (*stallRanges && ranges.Load() == 0) {
+		t.Fatal("the load did not run")
+	}
+	if p99 >= 5*time.Millisecond {
+		t.Fatalf("GET p99 %v while bitmap commands ran, want < 5ms", p99)
+	}
+}
