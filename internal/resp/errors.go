@@ -67,4 +67,10 @@ const (
 	ErrPFDebugNotSparse = "ERR HLL encoding is not sparse"
 	ErrPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
 	ErrPFSelfTestFailed = "TESTFAILED %s"
+
+	// BITFIELD and BITFIELD_RO (node/engine/bitfield*.go); bad offsets
+	// reply ErrBitOffset.
+	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
+	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
 )

@@ -54,5 +54,6 @@ func Handlers() map[string]Handler {
 	registerKeyspace(h)
 	registerBits(h)
 	registerHLL(h)
+	registerBitfield(h)
 	return h
 }
