@@ -41,7 +41,8 @@ func TestDiffBitsArgs(t *testing.T) {
 			sc("BITCOUNT", "k", "2", "1"), sc("BITCOUNT", "k", "-1", "-5"), sc("BITCOUNT", "k", "-1", "-5", "bit"),
 			sc("BITCOUNT", "k", "9223372036854775807", "-9223372036854775808"),
 			sc("BITCOUNT", "k", "-9223372036854775808", "-1", "bit"), sc("BITCOUNT", "k", "0", "9223372036854775807", "bit"),
-			sc("BITCOUNT", "k", "1", "1", "1", "1"), sc("SET", "n", "-123"), sc("BITCOUNT", "n", "1", "2"),
+			sc("BITCOUNT", "k", "1", "1", "1", "1"), sc("BITCOUNT", "k", "-1", "-5", "bits"), sc("BITCOUNT", "k", "1", "5", "bits"),
+			sc("SET", "n", "-123"), sc("BITCOUNT", "n", "1", "2"),
 		}},
 		{"bitpos", [][]string{
 			sc("BITPOS", "nokey", "1"), sc("BITPOS", "nokey", "0"), sc("BITPOS", "nokey", "2"), sc("BITPOS", "nokey", "x"),

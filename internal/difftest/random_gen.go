@@ -363,6 +363,7 @@ func allFamilies() []family {
 		{"server", serverTemplates()},
 		{"arity", arityTemplates()},
 		{"types", typeTemplates()},
+		{"bits", bitTemplates()},
 	}
 }
 

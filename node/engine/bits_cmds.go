@@ -96,6 +96,9 @@ type bitRange struct {
 	start, end int64
 	hasEnd     bool // an end was given (BITPOS may omit it)
 	isBit      bool
+	// negEmpty: BITCOUNT's two negative indexes in the wrong order, which
+	// Redis 7.0 answers with 0 before it even reads the unit.
+	negEmpty bool
 }
 
 // parseRangeUnit parses BYTE or BIT (compared as a C string, as Redis's
@@ -130,6 +133,10 @@ func parseBitcountArgs(args [][]byte) (r bitRange, whole bool, errText string) {
 		return r, false, resp.ErrNotInteger
 	}
 	r.hasEnd = true
+	if r.start < 0 && r.end < 0 && r.start > r.end {
+		r.negEmpty = true
+		return r, false, ""
+	}
 	if len(args) == 3 {
 		var ok bool
 		if r.isBit, ok = parseRangeUnit(args[2]); !ok {
@@ -218,9 +225,7 @@ func cmdBitcount(c *Ctx) {
 		c.W.Int(strCount(e, 0, n*8))
 		return
 	}
-	// Redis answers 0 for two negative indexes in the wrong order before
-	// looking at the length.
-	if r.start < 0 && r.end < 0 && r.start > r.end {
+	if r.negEmpty {
 		c.W.Int(0)
 		return
 	}
