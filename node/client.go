@@ -3,6 +3,8 @@ package node
 import (
 	"net"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -21,16 +23,31 @@ type client struct {
 	w   resp.Writer
 
 	laddr, raddr string
+	fd           int // socket descriptor for CLIENT LIST; -1 when unknown
 	created      time.Time
 
+	// lastCmd and lastAt (unix nanoseconds) are stored by the client's own
+	// goroutine for every command and read by CLIENT LIST on other
+	// goroutines; atomics keep the per-command cost to two stores.
+	lastCmd atomic.Pointer[slots.Command]
+	lastAt  atomic.Int64
+
+	// mu guards the state other goroutines read (CLIENT LIST, INFO); the
+	// client's own goroutine writes it only on rare commands (SETNAME,
+	// HELLO, RESET, CLIENT NO-EVICT).
 	mu      sync.Mutex
 	name    string
-	lastCmd string
-	lastAt  time.Time
 	proto   int
+	noEvict bool
 
 	authed  bool
 	closing bool // close after this reply (QUIT, protocol error, KILL)
+	// killed is set by CLIENT KILL from another connection as it closes
+	// this one, so the client is neither listed nor killed twice while its
+	// goroutine winds down.
+	killed atomic.Bool
+	// reply is the CLIENT REPLY state; only the own goroutine uses it.
+	reply replyMode
 
 	multi *multiState // non-nil between MULTI and EXEC/DISCARD
 	watch *watchState // non-nil while keys are WATCHed
@@ -43,6 +60,16 @@ type client struct {
 	ctx    engine.Ctx // reused by every data command
 }
 
+// replyMode is the CLIENT REPLY state of a connection.
+type replyMode uint8
+
+const (
+	replyOn       replyMode = iota
+	replyOff                // CLIENT REPLY OFF: drop every reply
+	replySkipNext           // CLIENT REPLY SKIP was the current command
+	replySkipThis           // drop the reply of the current command
+)
+
 func newClient(s *Server, nc net.Conn) *client {
 	c := &client{
 		srv:     s,
@@ -51,15 +78,63 @@ func newClient(s *Server, nc net.Conn) *client {
 		rd:      resp.NewReader(nc),
 		laddr:   nc.LocalAddr().String(),
 		raddr:   nc.RemoteAddr().String(),
+		fd:      connFD(nc),
 		created: s.opts.Now(),
 		proto:   2,
-		authed:  s.opts.RequirePass == "",
+		authed:  s.cfg.requirePass() == "",
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2
+	c.w.OnError = s.errs.record
 	c.rd.Unauthenticated = !c.authed
-	c.lastAt = c.created
+	c.lastAt.Store(c.created.UnixNano())
 	return c
+}
+
+// connFD returns the socket's descriptor, or -1 if it has none.
+func connFD(nc net.Conn) int {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1
+	}
+	return fd
+}
+
+// setAuthed records the client's authentication state; the reader applies
+// Redis's tighter request limits until a client has authenticated.
+func (c *client) setAuthed(ok bool) {
+	c.authed = ok
+	c.rd.Unauthenticated = !ok
+}
+
+// setProto switches the reply protocol (HELLO, RESET).
+func (c *client) setProto(p int) {
+	c.w.Proto = p
+	c.mu.Lock()
+	c.proto = p
+	c.mu.Unlock()
+}
+
+// afterCommand applies CLIENT REPLY OFF/SKIP to the reply the command just
+// wrote from mark on, as Redis suppresses replies per command.
+func (c *client) afterCommand(mark int) {
+	switch c.reply {
+	case replyOff:
+		c.w.Truncate(mark)
+	case replySkipThis:
+		c.w.Truncate(mark)
+		c.reply = replyOn
+	case replySkipNext:
+		c.reply = replySkipThis
+	}
 }
 
 // serveClient reads and runs the client's commands until it goes away.
@@ -81,7 +156,6 @@ func (s *Server) serveClient(c *client) {
 				if asProtocolError(err, &pe) {
 					s.log.Debug("protocol error", "client", c.id, "addr", c.raddr, "err", pe.Msg)
 					c.w.Error("ERR " + pe.Error())
-					s.stats.errorReplies.Add(1)
 				}
 				c.flush()
 				return
@@ -89,7 +163,11 @@ func (s *Server) serveClient(c *client) {
 			if !ok {
 				break
 			}
+			mark := c.w.Len()
 			s.execute(c, args)
+			if c.reply != replyOn {
+				c.afterCommand(mark)
+			}
 			if c.closing {
 				c.flush()
 				return
@@ -103,10 +181,11 @@ func (s *Server) serveClient(c *client) {
 		if !c.flush() {
 			return
 		}
+		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil {
 			return
 		}
-		s.stats.netInput.Add(int64(c.rd.Buffered()))
+		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
 	}
 }
 
@@ -128,5 +207,3 @@ func (c *client) flush() bool {
 	c.w.Reset()
 	return err == nil
 }
-
-var _ = slots.Count

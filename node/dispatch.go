@@ -191,7 +191,6 @@ func (c *client) reject(msg string) {
 	if c.multi != nil {
 		c.multi.aborted = true
 	}
-	c.srv.stats.errorReplies.Add(1)
 	c.w.Error(msg)
 }
 
@@ -231,8 +230,6 @@ func argsPreview(args [][]byte) string {
 }
 
 func (c *client) setLastCmd(cmd *slots.Command) {
-	c.mu.Lock()
-	c.lastCmd = cmd.FullName
-	c.lastAt = c.srv.opts.Now()
-	c.mu.Unlock()
+	c.lastCmd.Store(cmd)
+	c.lastAt.Store(c.srv.opts.Now().UnixNano())
 }

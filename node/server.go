@@ -31,6 +31,11 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
+	cfg    runtimeConfig // CONFIG GET/SET state (config.go)
+	errs   errorStats    // INFO errorstats (info.go)
+	rates  rateSampler   // INFO instantaneous_* (info.go)
+	runID  string        // INFO run_id, fresh for every node start
+	replID string        // INFO master_replid
 	wg     sync.WaitGroup
 	stop   chan struct{}
 }
@@ -42,7 +47,6 @@ type serverStats struct {
 	rejected         atomic.Int64 // rejected_connections
 	netInput         atomic.Int64
 	netOutput        atomic.Int64
-	errorReplies     atomic.Int64 // total_error_replies
 	unexpectedErrors atomic.Int64
 }
 
@@ -61,6 +65,9 @@ func New(opts Options) (*Server, error) {
 		stop:    make(chan struct{}),
 	}
 	s.routes = buildRoutes(s)
+	s.cfg.init(o)
+	s.runID = randomHex(20)
+	s.replID = randomHex(20)
 	return s, nil
 }
 
@@ -89,10 +96,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Unlock()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.activeExpiry()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.sampleRates()
 	}()
 	go func() {
 		select {
@@ -160,7 +171,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	s.mu.Lock()
-	if len(s.clients) >= s.opts.MaxClients {
+	if len(s.clients) >= s.cfg.maxClients() {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)
 		nc.Write([]byte("-ERR max number of clients reached\r\n"))

@@ -33,6 +33,26 @@ const (
 	ErrExecAbortBecause = "EXECABORT Transaction discarded because of: %s"
 	ErrNoMultiCommand   = "ERR Command not allowed inside a transaction"
 
+	// Connection and server commands (node/conn_cmds.go, client_cmds.go,
+	// config.go).
+	ErrNoProto             = "NOPROTO unsupported protocol version"
+	ErrHelloProtoVersion   = "ERR Protocol version is not an integer or out of range"
+	ErrHelloOption         = "ERR Syntax error in HELLO option '%s'"
+	ErrHelloNoAuth         = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	ErrIntRange            = "ERR value is out of range, value must between %d and %d"
+	ErrClientName          = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrNoSuchClient        = "ERR No such client"
+	ErrClientIDRange       = "ERR client-id should be greater than 0"
+	ErrInvalidClientID     = "ERR Invalid client ID"
+	ErrUnknownClientType   = "ERR Unknown client type '%s'"
+	ErrNoSuchUser          = "ERR No such user '%s'"
+	ErrConfigSetUnknown    = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+	ErrConfigSetFailed     = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
+	ConfigReasonImmutable  = "can't set immutable config"
+	ConfigReasonDuplicate  = "duplicate parameter"
+	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
+	ConfigReasonRange      = "argument must be between %d and %d inclusive"
+
 	// Keyspace commands (node/engine/keyspace_cmds.go, scan.go, object.go).
 	ErrInvalidCursor     = "ERR invalid cursor"
 	ErrExpireNXCombo     = "ERR NX and XX, GT or LT options at the same time are not compatible"

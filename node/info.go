@@ -1,0 +1,476 @@
+package node
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/node/engine"
+)
+
+// INFO [section ...], with Redis 7.0's section and field names and
+// "\r\n" line endings (a verbatim string in RESP3).
+//
+// Every field carries the node's real value; where the node lacks the
+// mechanism Redis measures, the field keeps Redis's name with the value
+// that is true for the node (no RDB/AOF: rdb_saves:0, aof_enabled:0; no
+// replicas: connected_slaves:0; one thread: io_threads_active:0).
+// Approximations, marked "approx" next to the field below:
+//   - memory: used_memory is the Go heap in use, used_memory_rss the memory
+//     the runtime holds from the OS, the peak is sampled every 100 ms;
+//   - avg_ttl samples a few expiring keys per slot, like Redis's estimate;
+//   - os, gcc_version, mem_allocator describe the Go build, not a C one.
+//
+// Not produced: the commandstats and latencystats sections (per-command
+// timing would cost the hot path), and Redis's fields about fork, COW,
+// defrag, tracking, the replication backlog contents and I/O threads
+// beyond the ones listed.
+
+// infoSection is one section: its lower-case name, whether plain INFO
+// includes it, and its writer.
+type infoSection struct {
+	name  string // as INFO's arguments name it
+	title string // as its "# " header spells it
+	deflt bool
+	gen   func(s *Server, c *client, b *infoBuf)
+}
+
+// infoSections in Redis's order.
+var infoSections = []infoSection{
+	{"server", "Server", true, (*Server).infoServer},
+	{"clients", "Clients", true, (*Server).infoClients},
+	{"memory", "Memory", true, (*Server).infoMemory},
+	{"persistence", "Persistence", true, (*Server).infoPersistence},
+	{"stats", "Stats", true, (*Server).infoStats},
+	{"replication", "Replication", true, (*Server).infoReplication},
+	{"cpu", "CPU", true, (*Server).infoCPU},
+	{"modules", "Modules", true, func(*Server, *client, *infoBuf) {}},
+	{"errorstats", "Errorstats", true, (*Server).infoErrorStats},
+	{"cluster", "Cluster", true, func(_ *Server, _ *client, b *infoBuf) { b.int("cluster_enabled", 1) }},
+	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+}
+
+// cmdInfo answers INFO: no argument or "default" means the default
+// sections, "all" and "everything" every section (there are no module
+// sections), other words name sections; unknown names are ignored.
+func (s *Server) cmdInfo(c *client, args [][]byte) {
+	want := map[string]bool{}
+	all := len(args) == 1
+	deflt := len(args) == 1
+	for _, a := range args[1:] {
+		name := strings.ToLower(string(a))
+		switch name {
+		case "all", "everything":
+			all = true
+		case "default":
+			deflt = true
+		default:
+			want[name] = true
+		}
+	}
+	var b infoBuf
+	for _, sec := range infoSections {
+		if !(all || (deflt && sec.deflt) || want[sec.name]) {
+			continue
+		}
+		if len(b.b) > 0 {
+			b.b = append(b.b, "\r\n"...)
+		}
+		b.b = append(b.b, "# "...)
+		b.b = append(b.b, sec.title...)
+		b.b = append(b.b, "\r\n"...)
+		sec.gen(s, c, &b)
+	}
+	c.w.Verbatim(string(b.b))
+}
+
+// infoBuf builds "field:value\r\n" lines.
+type infoBuf struct{ b []byte }
+
+func (b *infoBuf) str(k, v string) {
+	b.b = append(b.b, k...)
+	b.b = append(b.b, ':')
+	b.b = append(b.b, v...)
+	b.b = append(b.b, "\r\n"...)
+}
+
+func (b *infoBuf) int(k string, v int64) { b.str(k, strconv.FormatInt(v, 10)) }
+
+func (b *infoBuf) float(k string, v float64, prec int) {
+	b.str(k, strconv.FormatFloat(v, 'f', prec, 64))
+}
+
+func (s *Server) infoServer(c *client, b *infoBuf) {
+	now := s.opts.Now()
+	_, port := s.listenHostPort()
+	exe, _ := os.Executable()
+	up := int64(now.Sub(s.start).Seconds())
+	b.str("redis_version", redisVersion)
+	b.str("redis_git_sha1", "00000000")
+	b.str("redis_git_dirty", "0")
+	b.str("redis_build_id", "0")
+	b.str("redis_mode", "cluster")
+	b.str("os", runtime.GOOS+" "+runtime.GOARCH) // approx: no kernel release
+	b.int("arch_bits", strconv.IntSize)
+	b.str("monotonic_clock", "Go runtime monotonic clock")
+	b.str("multiplexing_api", pollerName())
+	b.str("atomicvar_api", "go-sync/atomic")
+	b.str("gcc_version", "0.0.0") // approx: built by the Go toolchain
+	b.int("process_id", int64(os.Getpid()))
+	b.str("process_supervised", "no")
+	b.str("run_id", s.runID)
+	b.str("tcp_port", port)
+	b.int("server_time_usec", now.UnixMicro())
+	b.int("uptime_in_seconds", up)
+	b.int("uptime_in_days", up/86400)
+	b.int("hz", 10)
+	b.int("configured_hz", 10)
+	b.int("lru_clock", now.Unix()&(1<<24-1))
+	b.str("executable", exe)
+	b.str("config_file", "")
+	b.int("io_threads_active", 0)
+}
+
+// pollerName is the readiness API the Go runtime's network poller uses.
+func pollerName() string {
+	switch runtime.GOOS {
+	case "linux", "android":
+		return "epoll"
+	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly", "ios":
+		return "kqueue"
+	case "windows":
+		return "iocp"
+	}
+	return "go-netpoll"
+}
+
+func (s *Server) infoClients(c *client, b *infoBuf) {
+	b.int("connected_clients", int64(len(s.snapshotClients())))
+	b.int("cluster_connections", 0)
+	b.int("maxclients", int64(s.cfg.maxClients()))
+	b.int("client_recent_max_input_buffer", 0)  // approx: not tracked
+	b.int("client_recent_max_output_buffer", 0) // approx: not tracked
+	b.int("blocked_clients", 0)
+	b.int("tracking_clients", 0)
+	b.int("clients_in_timeout_table", 0)
+}
+
+func (s *Server) infoMemory(c *client, b *infoBuf) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	used := int64(m.HeapAlloc)           // approx: Go heap objects
+	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
+	peak := max(s.rates.notePeak(used), used)
+	b.int("used_memory", used)
+	b.str("used_memory_human", bytesToHuman(used))
+	b.int("used_memory_rss", rss)
+	b.str("used_memory_rss_human", bytesToHuman(rss))
+	b.int("used_memory_peak", peak)
+	b.str("used_memory_peak_human", bytesToHuman(peak))
+	b.str("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
+	b.int("maxmemory", 0)
+	b.str("maxmemory_human", "0B")
+	b.str("maxmemory_policy", "noeviction")
+	b.str("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1))))
+	b.str("mem_allocator", "go-"+runtime.Version()) // approx: not jemalloc
+	b.int("lazyfree_pending_objects", 0)
+	b.int("lazyfreed_objects", 0)
+}
+
+// bytesToHuman formats a byte count as Redis's bytesToHuman.
+func bytesToHuman(n int64) string {
+	const k = 1024.0
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatInt(n, 10) + "B"
+	case f < k*k:
+		return fmt.Sprintf("%.2fK", f/k)
+	case f < k*k*k:
+		return fmt.Sprintf("%.2fM", f/(k*k))
+	case f < k*k*k*k:
+		return fmt.Sprintf("%.2fG", f/(k*k*k))
+	case f < k*k*k*k*k:
+		return fmt.Sprintf("%.2fT", f/(k*k*k*k))
+	case f < k*k*k*k*k*k:
+		return fmt.Sprintf("%.2fP", f/(k*k*k*k*k))
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+func (s *Server) infoPersistence(c *client, b *infoBuf) {
+	b.int("loading", 0)
+	b.int("async_loading", 0)
+	b.int("rdb_changes_since_last_save", s.ks.Changes())
+	b.int("rdb_bgsave_in_progress", 0)
+	b.int("rdb_last_save_time", s.start.Unix())
+	b.str("rdb_last_bgsave_status", "ok")
+	b.int("rdb_last_bgsave_time_sec", -1)
+	b.int("rdb_current_bgsave_time_sec", -1)
+	b.int("rdb_saves", 0)
+	b.int("aof_enabled", 0)
+	b.int("aof_rewrite_in_progress", 0)
+	b.int("aof_rewrite_scheduled", 0)
+	b.int("aof_last_rewrite_time_sec", -1)
+	b.int("aof_current_rewrite_time_sec", -1)
+	b.str("aof_last_bgrewrite_status", "ok")
+	b.int("aof_rewrites", 0)
+	b.str("aof_last_write_status", "ok")
+}
+
+func (s *Server) infoStats(c *client, b *infoBuf) {
+	st := &s.stats
+	ops, in, out := s.rates.current()
+	b.int("total_connections_received", st.connections.Load())
+	b.int("total_commands_processed", st.commands.Load())
+	b.int("instantaneous_ops_per_sec", int64(ops))
+	b.int("total_net_input_bytes", st.netInput.Load())
+	b.int("total_net_output_bytes", st.netOutput.Load())
+	b.float("instantaneous_input_kbps", in/1024, 2)
+	b.float("instantaneous_output_kbps", out/1024, 2)
+	b.int("rejected_connections", st.rejected.Load())
+	b.int("sync_full", 0)
+	b.int("sync_partial_ok", 0)
+	b.int("sync_partial_err", 0)
+	b.int("expired_keys", s.ks.Stats.ExpiredKeys.Load())
+	b.int("evicted_keys", 0)
+	b.int("evicted_clients", 0)
+	b.int("keyspace_hits", s.ks.Stats.KeyspaceHits.Load())
+	b.int("keyspace_misses", s.ks.Stats.KeyspaceMiss.Load())
+	b.int("pubsub_channels", 0)
+	b.int("pubsub_patterns", 0)
+	b.int("pubsubshard_channels", 0)
+	b.int("latest_fork_usec", 0)
+	b.int("total_forks", 0)
+	b.int("unexpected_error_replies", st.unexpectedErrors.Load())
+	b.int("total_error_replies", s.errs.totalCount())
+}
+
+func (s *Server) infoReplication(c *client, b *infoBuf) {
+	b.str("role", "master")
+	b.int("connected_slaves", 0)
+	b.str("master_failover_state", "no-failover")
+	b.str("master_replid", s.replID)
+	b.str("master_replid2", strings.Repeat("0", 40))
+	b.int("master_repl_offset", 0)
+	b.int("second_repl_offset", -1)
+	b.int("repl_backlog_active", 0)
+	b.int("repl_backlog_size", 1048576)
+	b.int("repl_backlog_first_byte_offset", 0)
+	b.int("repl_backlog_histlen", 0)
+}
+
+func (s *Server) infoCPU(c *client, b *infoBuf) {
+	user, sys := processCPU()
+	b.float("used_cpu_sys", sys.Seconds(), 6)
+	b.float("used_cpu_user", user.Seconds(), 6)
+	b.float("used_cpu_sys_children", 0, 6)
+	b.float("used_cpu_user_children", 0, 6)
+}
+
+func (s *Server) infoErrorStats(c *client, b *infoBuf) {
+	for _, e := range s.errs.snapshot() {
+		b.str("errorstat_"+e.code, "count="+strconv.FormatInt(e.n, 10))
+	}
+}
+
+// infoKeyspace prints db0 when it holds keys. Keys not yet reclaimed after
+// expiring count, as in Redis. Inside EXEC the transaction already holds
+// the keyspace (client.txCtx), so nothing is locked again.
+func (s *Server) infoKeyspace(c *client, b *infoBuf) {
+	ctx := c.txCtx
+	if ctx == nil {
+		s.ks.RLock()
+		defer s.ks.RUnlock()
+		ctx = &engine.Ctx{KS: s.ks}
+	}
+	now := s.opts.Now().UnixMilli()
+	var keys, expires, ttlSum, ttlN int64
+	ctx.EachShard(func(sh *engine.Shard) bool {
+		keys += int64(sh.Len())
+		n := sh.Expires()
+		expires += int64(n)
+		if n > 0 {
+			// approx: avg_ttl from up to 3 expiring keys among the first
+			// 20 of each slot, as Redis estimates it from samples.
+			seen, found := 0, 0
+			sh.Keys(func(_ string, e *engine.Entry) bool {
+				seen++
+				if e.Expire > now {
+					ttlSum += e.Expire - now
+					ttlN++
+					found++
+				}
+				return found < 3 && seen < 20
+			})
+		}
+		return true
+	})
+	if keys == 0 {
+		return
+	}
+	avg := int64(0)
+	if ttlN > 0 {
+		avg = ttlSum / ttlN
+	}
+	b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg))
+}
+
+// errorStats counts error replies by their code (the first word), as
+// INFO's errorstats and total_error_replies. Like Redis it tracks at most
+// maxErrorCodes distinct codes; later new codes count only in the total.
+type errorStats struct {
+	mu     sync.Mutex
+	total  int64
+	byCode map[string]int64
+}
+
+const maxErrorCodes = 128
+
+// record is the resp.Writer.OnError hook of every client.
+func (e *errorStats) record(msg string) {
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		code = msg[:i]
+	}
+	e.mu.Lock()
+	e.total++
+	if e.byCode == nil {
+		e.byCode = map[string]int64{}
+	}
+	if _, ok := e.byCode[code]; ok || len(e.byCode) < maxErrorCodes {
+		e.byCode[code]++
+	}
+	e.mu.Unlock()
+}
+
+func (e *errorStats) totalCount() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.total
+}
+
+type errorCount struct {
+	code string
+	n    int64
+}
+
+// snapshot returns the counts sorted by code (Redis keeps them in a radix
+// tree, so INFO lists them in byte order).
+func (e *errorStats) snapshot() []errorCount {
+	e.mu.Lock()
+	out := make([]errorCount, 0, len(e.byCode))
+	for k, v := range e.byCode {
+		out = append(out, errorCount{k, v})
+	}
+	e.mu.Unlock()
+	slices.SortFunc(out, func(a, b errorCount) int { return strings.Compare(a.code, b.code) })
+	return out
+}
+
+func (e *errorStats) reset() {
+	e.mu.Lock()
+	e.total = 0
+	e.byCode = nil
+	e.mu.Unlock()
+}
+
+// rateSampler computes INFO's instantaneous_* values the way Redis does:
+// every 100 ms it samples the counters, and the value is the mean rate
+// over the last 16 samples. It also samples the heap for used_memory_peak.
+type rateSampler struct {
+	mu      sync.Mutex
+	lastAt  time.Time
+	last    [3]int64 // commands, input bytes, output bytes at lastAt
+	samples [3][rateSamples]float64
+	idx     int
+	peak    atomic.Int64
+}
+
+const (
+	rateSamples  = 16
+	rateInterval = 100 * time.Millisecond
+)
+
+// sampleRates runs until the server stops.
+func (s *Server) sampleRates() {
+	t := time.NewTicker(rateInterval)
+	defer t.Stop()
+	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.rates.tick(now, [3]int64{s.stats.commands.Load(), s.stats.netInput.Load(), s.stats.netOutput.Load()})
+			metrics.Read(heap)
+			if heap[0].Value.Kind() == metrics.KindUint64 {
+				s.rates.notePeak(int64(heap[0].Value.Uint64()))
+			}
+		}
+	}
+}
+
+func (r *rateSampler) tick(now time.Time, vals [3]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.lastAt.IsZero() {
+		dt := now.Sub(r.lastAt).Seconds()
+		if dt > 0 {
+			for i := range vals {
+				r.samples[i][r.idx] = float64(vals[i]-r.last[i]) / dt
+			}
+			r.idx = (r.idx + 1) % rateSamples
+		}
+	}
+	r.lastAt, r.last = now, vals
+}
+
+// current returns ops/sec, input bytes/sec and output bytes/sec.
+func (r *rateSampler) current() (ops, in, out float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum [3]float64
+	for i := range sum {
+		for _, v := range r.samples[i] {
+			sum[i] += v
+		}
+	}
+	return sum[0] / rateSamples, sum[1] / rateSamples, sum[2] / rateSamples
+}
+
+// notePeak records a heap size and returns the peak seen so far.
+func (r *rateSampler) notePeak(n int64) int64 {
+	for {
+		p := r.peak.Load()
+		if n <= p {
+			return p
+		}
+		if r.peak.CompareAndSwap(p, n) {
+			return n
+		}
+	}
+}
+
+func (r *rateSampler) reset() {
+	r.mu.Lock()
+	r.samples = [3][rateSamples]float64{}
+	r.lastAt = time.Time{}
+	r.mu.Unlock()
+}
+
+// randomHex returns n random bytes in hex (run_id, master_replid).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
