@@ -104,7 +104,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 // commandSlot returns the slot of the command's keys (-1 when it has none)
 // and false when they are in different slots.
 func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
-	if cmd.FirstKey == 0 && cmd.Keys == nil {
+	if !cmd.HasKeys() {
 		return -1, true
 	}
 	c.keyBuf = cmd.KeyIndexes(args, c.keyBuf[:0])
