@@ -126,14 +126,13 @@ func TestDiffHLLCorrupted(t *testing.T) {
 	p := difftest.Start(t)
 	hdr := "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80"
 	cases := map[string]string{
-		"short":     hdr + "\x7f\xfe",             // 16383 registers
-		"long":      hdr + "\x7f\xff\x00",         // 16385
-		"val":       hdr + "\x7f\xfe\x80\x80",     // 16385 with VALs
-		"halfxzero": hdr + "\x7f",                 // truncated XZERO
-		"valsonly":  hdr + "\x80\x84\x88",         // 3 registers
-		"onlyzero":  hdr + "\x00",                 // 1 register
-		"bigval":    hdr + "\x40\x00\xfc\x7f\xfc", // VAL 32 then XZERO
-		"dense":     "HYLL\x00\x00\x00\x00" + "\xff\xff\xff\xff\xff\xff\xff\xff" + string(make([]byte, 12288)),
+		"short":    hdr + "\x7f\xfe",             // 16383 registers
+		"long":     hdr + "\x7f\xff\x00",         // 16385
+		"val":      hdr + "\x7f\xfe\x80\x80",     // 16385 with VALs
+		"valsonly": hdr + "\x80\x84\x88",         // 3 registers
+		"onlyzero": hdr + "\x00",                 // 1 register
+		"bigval":   hdr + "\x40\x00\xfc\x7f\xfc", // VAL 32 then XZERO
+		"dense":    "HYLL\x00\x00\x00\x00" + "\xff\xff\xff\xff\xff\xff\xff\xff" + string(make([]byte, 12288)),
 	}
 	for k, v := range cases {
 		p.Do(t, "SET", k, v)
@@ -147,6 +146,20 @@ func TestDiffHLLCorrupted(t *testing.T) {
 		p.Do(t, pfadd(k, hllElems("e", 0, 200)...)...)
 		p.Do(t, "GET", k)
 	}
+	// A sparse value ending inside an XZERO: Redis reads the missing byte
+	// past the string's end, its terminator, which its own split of that
+	// opcode then overwrites; later updates read what it wrote there.
+	p.Do(t, "SET", "half", hdr+"\x7f")
+	p.Do(t, "PFCOUNT", "half")
+	for _, e := range []string{"m268", "35", "m152", "m167", "m181"} {
+		p.Do(t, "PFADD", "half", e)
+		p.Do(t, "GET", "half")
+		p.Do(t, "PFDEBUG", "DECODE", "half")
+	}
+	p.Do(t, "SETRANGE", "half", "16", "\x7f\xf0")
+	p.Do(t, pfadd("half", hllElems("t", 0, 50)...)...)
+	p.Do(t, "GET", "half")
+	p.Do(t, "PFCOUNT", "half")
 }
 
 // TestDiffHLLSparseToDense grows an HLL element by element across the

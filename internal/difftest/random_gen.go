@@ -364,6 +364,8 @@ func allFamilies() []family {
 		{"arity", arityTemplates()},
 		{"types", typeTemplates()},
 		{"bits", bitTemplates()},
+		{"hll", hllTemplates()},
+		{"bitfield", bitfieldTemplates()},
 	}
 }
 

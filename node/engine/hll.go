@@ -34,9 +34,9 @@ import (
 // 32 or the value would grow past hll-sparse-max-bytes), because the sparse
 // bytes depend on that exact sequence. The estimator is Redis 7's (Ertl's
 // improved raw estimator over the register histogram), so PFCOUNT matches
-// Redis to the unit. Corrupted values behave as in Redis where Redis is
-// well defined, but every access here is bounds-checked: a byte Redis would
-// read past the string's end is its NUL terminator, so it reads as 0.
+// Redis to the unit. Corrupted values behave as in Redis, byte for byte,
+// but every access here is bounds-checked: the one byte Redis reads past a
+// value's end is emulated (see hllTerm).
 
 const (
 	hllP         = 14
@@ -203,15 +203,59 @@ func zeroLen(b byte) int  { return int(b&0x3f) + 1 }
 func valLen(b byte) int   { return int(b&3) + 1 }
 func valValue(b byte) int { return int(b>>2&0x1f) + 1 }
 
-// xzeroLen reads the XZERO at s[p]; a second byte past the end reads as
-// the NUL terminator Redis would find there.
+// xzeroLen reads the XZERO at s[p]. A second byte past the end is the
+// byte Redis finds there: the string's terminator (see hllTerm).
 func xzeroLen(s []byte, p int) int {
-	lo := 0
+	lo := int(hllTerm(s))
 	if p+1 < len(s) {
 		lo = int(s[p+1])
 	}
 	return (int(s[p]&0x3f)<<8 | lo) + 1
 }
+
+// The terminator byte. Redis's sds strings have a byte past their end,
+// normally a NUL, and a sparse value ending inside an XZERO (a corrupted
+// value: Redis never writes one itself) makes Redis read it as the
+// XZERO's second byte. Redis's own split of such an opcode writes its
+// last new byte over that terminator, so later reads of the same value
+// see that byte instead of 0, until a change of length rewrites it. To
+// answer the same, hllSetTerm keeps the byte just past the value's end in
+// spare capacity, with a check byte after it that ties it to the length;
+// any buffer not marked that way (every value other commands build)
+// reads 0, as a fresh Redis string does.
+
+// hllTerm returns the byte Redis has just past the end of s.
+func hllTerm(s []byte) byte {
+	n := len(s)
+	if cap(s)-n < 2 {
+		return 0
+	}
+	t := s[:n+2]
+	if t[n] == 0 || t[n+1] != termCheck(t[n], n) {
+		return 0
+	}
+	return t[n]
+}
+
+// hllSetTerm makes b the byte past the end of s (growing its capacity if
+// needed) and returns s.
+func hllSetTerm(s []byte, b byte) []byte {
+	n := len(s)
+	if b == 0 {
+		if cap(s) > n {
+			s[:n+1][n] = 0
+		}
+		return s
+	}
+	if cap(s)-n < 2 {
+		s = append(s[:n:n], b, 0)[:n]
+	}
+	t := s[:n+2]
+	t[n], t[n+1] = b, termCheck(b, n)
+	return s
+}
+
+func termCheck(b byte, n int) byte { return ^b ^ byte(n) ^ byte(n>>8) ^ 0x5a }
 
 func valOp(val, n int) byte { return byte((val-1)<<2|(n-1)) | 0x80 }
 
@@ -414,7 +458,11 @@ func hllSparseSet(s []byte, index int, count uint8) ([]byte, int) {
 	}
 	copy(s[p+len(seq):need], s[tail:end])
 	copy(s[p:], seq)
-	s = s[:newLen]
+	term := byte(0)
+	if need > newLen {
+		term = s[newLen] // the sequence's last byte, past the new end
+	}
+	s = hllSetTerm(s[:newLen], term)
 	return hllSparseMergeVals(s, prev), 1
 }
 
@@ -442,7 +490,7 @@ func hllSparseMergeVals(s []byte, prev int) []byte {
 			if n := valLen(b) + valLen(s[p+1]); v == valValue(s[p+1]) && n <= hllSparseValMaxLen {
 				s[p+1] = valOp(v, n)
 				copy(s[p:], s[p+1:])
-				s = s[:len(s)-1]
+				s = hllSetTerm(s[:len(s)-1], 0)
 				continue // try again with the merged opcode
 			}
 		}
