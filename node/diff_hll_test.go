@@ -308,3 +308,58 @@ func TestDiffHLLWatchAndInfo(t *testing.T) {
 	p.Do(t, "PFCOUNT", "w", "other")
 	p.Do(t, "EXEC")
 }
+
+// TestDiffHLLEstimatorEdges: dense values with register histograms no
+// hash produces in practice (registers at 51, the hllTau branch, and
+// above, and all alike), so the estimator's floating point must round
+// exactly as Redis's C does.
+func TestDiffHLLEstimatorEdges(t *testing.T) {
+	p := difftest.Start(t)
+	rng := rand.New(rand.NewPCG(5, 8))
+	dense := func(reg func(r int) byte) string {
+		b := make([]byte, 12288)
+		for r := range 16384 {
+			v := uint(reg(r) & 63)
+			bit := r * 6
+			b[bit/8] |= byte(v << (bit % 8))
+			if bit%8 > 2 {
+				b[bit/8+1] |= byte(v >> (8 - bit%8))
+			}
+		}
+		return "HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80" + string(b)
+	}
+	cases := []func(r int) byte{
+		func(int) byte { return 51 },
+		func(r int) byte { return byte(51 * (r % 2)) },
+		func(r int) byte { return byte(r % 64) },
+		func(int) byte { return 1 },
+		func(int) byte { return 63 },
+		func(r int) byte { return byte(50 + r%2) },
+		func(int) byte { return byte(rng.IntN(64)) },
+		func(int) byte { return byte(rng.IntN(52)) },
+		func(r int) byte {
+			if r < 3 {
+				return 51
+			}
+			return byte(rng.IntN(20))
+		},
+		func(r int) byte {
+			if r < 16000 {
+				return 0
+			}
+			return byte(1 + rng.IntN(51))
+		},
+	}
+	for i, reg := range cases {
+		k := fmt.Sprintf("{e}%d", i)
+		p.Do(t, "SET", k, dense(reg))
+		p.Do(t, "PFCOUNT", k)
+		p.Do(t, "PFCOUNT", k, "{e}missing")
+		p.Do(t, "PFADD", k, "x", "y", "z")
+		p.Do(t, "PFCOUNT", k)
+	}
+	p.Do(t, "PFCOUNT", "{e}0", "{e}2", "{e}6")
+	p.Do(t, "PFMERGE", "{e}all", "{e}1", "{e}7", "{e}9")
+	p.Do(t, "GET", "{e}all")
+	p.Do(t, "PFCOUNT", "{e}all")
+}
