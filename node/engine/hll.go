@@ -180,16 +180,24 @@ func denseHisto(regs []byte, h *[64]int) {
 	}
 }
 
-// denseMerge raises max[r] to every dense register r.
+// denseMerge raises max[r] to every dense register r, four registers
+// (three bytes) at a time.
 func denseMerge(max *[hllRegisters]uint8, regs []byte) {
 	regs = regs[:hllRegisters*hllBits/8]
 	for i, r := 0, 0; i+2 < len(regs); i, r = i+3, r+4 {
 		b0, b1, b2 := regs[i], regs[i+1], regs[i+2]
-		v := [4]uint8{b0 & 63, (b0>>6 | b1<<2) & 63, (b1>>4 | b2<<4) & 63, b2 >> 2}
-		for k, x := range v {
-			if x > max[r+k] {
-				max[r+k] = x
-			}
+		m := max[r : r+4 : r+4]
+		if v := b0 & 63; v > m[0] {
+			m[0] = v
+		}
+		if v := (b0>>6 | b1<<2) & 63; v > m[1] {
+			m[1] = v
+		}
+		if v := (b1>>4 | b2<<4) & 63; v > m[2] {
+			m[2] = v
+		}
+		if v := b2 >> 2; v > m[3] {
+			m[3] = v
 		}
 	}
 }
