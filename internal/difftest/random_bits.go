@@ -29,7 +29,9 @@ func bitTemplates() []template {
 			}
 			return exact(append([]string{"BITOP", op}, g.keysN(n+1)...)...)
 		}},
-		{2, func(g *Gen) Step { return exact("SETBIT", g.key(), g.pick("4294967295", "0"), g.pick("2", "-1", "x", "")) }},
+		{2, func(g *Gen) Step {
+			return exact("SETBIT", g.key(), g.pick("4294967295", "0"), g.pick("2", "-1", "x", ""))
+		}},
 	}
 }
 

@@ -53,6 +53,16 @@ const (
 	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
 
+	// Strings (node/engine/strings*.go).
+	ErrDecrOverflow = "ERR decrement would overflow"
+	ErrWrongArgs    = "ERR wrong number of arguments for '%s' command"
+
+	// COMMAND (node/cmd_command.go).
+	ErrGetKeysInvalidCommand = "ERR Invalid command specified"
+	ErrGetKeysArity          = "ERR Invalid number of arguments specified for command"
+	ErrGetKeysNoKeys         = "ERR The command has no key arguments"
+	ErrGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
+
 	// Keyspace commands (node/engine/keyspace_cmds.go, scan.go, object.go).
 	ErrInvalidCursor     = "ERR invalid cursor"
 	ErrExpireNXCombo     = "ERR NX and XX, GT or LT options at the same time are not compatible"
@@ -63,16 +73,6 @@ const (
 	ErrIntOutOfRange     = "ERR value is out of range, value must between %d and %d"
 	ErrLFUNotSelected    = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	ErrLFUSelected       = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
-
-	// COMMAND (node/cmd_command.go).
-	ErrGetKeysInvalidCommand = "ERR Invalid command specified"
-	ErrGetKeysArity          = "ERR Invalid number of arguments specified for command"
-	ErrGetKeysNoKeys         = "ERR The command has no key arguments"
-	ErrGetKeysInvalidArgs    = "ERR Invalid arguments specified for command"
-
-	// Strings (node/engine/strings*.go).
-	ErrDecrOverflow = "ERR decrement would overflow"
-	ErrWrongArgs    = "ERR wrong number of arguments for '%s' command"
 
 	// Bitmaps (node/engine/bits_cmds.go); BITFIELD shares ErrBitOffset.
 	ErrBitOffset = "ERR bit offset is not an integer or out of range"
