@@ -56,6 +56,14 @@ type client struct {
 	// it instead of locking (see multi.go).
 	txCtx *engine.Ctx
 
+	// nowMs and nowNs are the command clock, read once per batch of
+	// pipelined commands (and every clockEvery commands within one) rather
+	// than once per command: Redis too runs commands on a cached time.
+	nowMs, nowNs int64
+	// pendingCmds counts commands not yet added to the server's counter;
+	// publishing once per batch keeps a shared atomic off the hot path.
+	pendingCmds int64
+
 	keyBuf []int      // scratch for key indexes
 	ctx    engine.Ctx // reused by every data command
 }
@@ -148,8 +156,12 @@ func (s *Server) serveClient(c *client) {
 		c.nc.Close()
 		s.removeClient(c)
 	}()
+	c.tick()
 	for {
-		for {
+		for n := 0; ; n++ {
+			if n%clockEvery == clockEvery-1 {
+				c.tick()
+			}
 			args, ok, err := c.rd.Next()
 			if err != nil {
 				var pe *resp.ProtocolError
@@ -186,6 +198,25 @@ func (s *Server) serveClient(c *client) {
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+		c.tick()
+	}
+}
+
+// clockEvery bounds how many commands of one batch share a clock reading.
+const clockEvery = 64
+
+// tick reads the clock for the commands that follow.
+func (c *client) tick() {
+	t := c.srv.opts.Now()
+	c.nowNs = t.UnixNano()
+	c.nowMs = c.nowNs / 1e6
+}
+
+// publishStats adds the client's pending counters to the server's.
+func (c *client) publishStats() {
+	if c.pendingCmds != 0 {
+		c.srv.stats.commands.Add(c.pendingCmds)
+		c.pendingCmds = 0
 	}
 }
 
@@ -199,6 +230,7 @@ func asProtocolError(err error, pe **resp.ProtocolError) bool {
 
 // flush writes buffered replies; false means the connection is gone.
 func (c *client) flush() bool {
+	c.publishStats()
 	if len(c.w.B) == 0 {
 		return true
 	}

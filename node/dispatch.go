@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -60,13 +61,17 @@ func buildRoutes(s *Server) []route {
 func (s *Server) execute(c *client, args [][]byte) {
 	cmd := slots.Lookup(args[0])
 	if cmd == nil {
-		c.rejectf("unknown command '%.128s', with args beginning with: %s", args[0], argsPreview(args[1:]))
+		if isHTTPCommand(args[0]) {
+			s.refuseHTTP(c)
+			return
+		}
+		c.rejectf("unknown command '%s', with args beginning with: %s", cString(args[0], 128), argsPreview(args[1:]))
 		return
 	}
 	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
 		sub := slots.LookupSub(cmd, args[1])
 		if sub == nil {
-			c.rejectf("unknown subcommand '%.128s'. Try %s HELP.", args[1], strings.ToUpper(string(args[0])))
+			c.rejectf("unknown subcommand '%s'. Try %s HELP.", cString(args[1], 128), strings.ToUpper(string(cString(args[0], len(args[0])))))
 			return
 		}
 		cmd = sub
@@ -85,7 +90,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 	}
 	r := &s.routes[cmd.ID]
 	if r.data == nil && r.conn == nil {
-		c.rejectf("unknown command '%.128s', with args beginning with: %s", args[0], argsPreview(args[1:]))
+		c.rejectf("unknown command '%s', with args beginning with: %s", cString(args[0], 128), argsPreview(args[1:]))
 		return
 	}
 	slot, ok := c.commandSlot(cmd, args)
@@ -134,14 +139,16 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 
 // run executes a routed command with the locks it needs.
 func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
-	s.stats.commands.Add(1)
+	c.pendingCmds++
 	if r.conn != nil {
+		// Node-level commands may report the counters (INFO): publish ours.
+		c.publishStats()
 		defer s.recoverCommand(c, r, c.w.Len())
 		r.conn(c, args)
 		return
 	}
 	// The context lives in the client so that a command allocates nothing.
-	c.ctx = engine.Ctx{KS: s.ks, Args: args, W: &c.w, Now: s.opts.Now().UnixMilli()}
+	c.ctx = engine.Ctx{KS: s.ks, Args: args, W: &c.w, Now: c.nowMs}
 	s.runData(c, r, &c.ctx, slot)
 	c.ctx = engine.Ctx{}
 }
@@ -219,17 +226,44 @@ func argsPreview(args [][]byte) string {
 			break
 		}
 		room := 128 - b.Len()
-		if len(a) > room {
-			a = a[:room]
-		}
 		b.WriteByte('\'')
-		b.Write(a)
+		b.Write(cString(a, room))
 		b.WriteString("' ")
 	}
 	return b.String()
 }
 
+// cString cuts b the way Redis's "%.Ns" formatting of an argument does: at
+// the first NUL byte (Redis formats arguments as C strings) and at max
+// bytes.
+func cString(b []byte, max int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > max {
+		b = b[:max]
+	}
+	return b
+}
+
 func (c *client) setLastCmd(cmd *slots.Command) {
 	c.lastCmd.Store(cmd)
-	c.lastAt.Store(c.srv.opts.Now().UnixNano())
+	c.lastAt.Store(c.nowNs)
+}
+
+// isHTTPCommand reports whether a command name is really a line of an HTTP
+// request ("POST ..." or a "Host:" header): a browser tricked into sending
+// a request to the node must not get any command run (Redis 7.0 does the
+// same since its cross-protocol scripting fix).
+func isHTTPCommand(name []byte) bool {
+	return slots.EqualFold("post", name) || slots.EqualFold("host:", name)
+}
+
+// refuseHTTP drops the client without a reply, discarding replies it is
+// still owed from the same batch, as Redis's securityWarningCommand does.
+func (s *Server) refuseHTTP(c *client) {
+	s.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed",
+		"client", c.id, "addr", c.raddr)
+	c.w.Truncate(0)
+	c.closing = true
 }
