@@ -47,6 +47,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ActiveExpiryInterval == 0 {
 		o.ActiveExpiryInterval = d.ActiveExpiryInterval
 	}
+	if o.ActiveExpiryInterval < 0 {
+		return o, errors.New("node: ActiveExpiryInterval must be positive")
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

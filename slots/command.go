@@ -76,6 +76,10 @@ func LookupSub(parent *Command, name []byte) *Command {
 	return nil
 }
 
+// EqualFold reports whether b equals the lower-case name lower, ignoring
+// ASCII case, without allocating.
+func EqualFold(lower string, b []byte) bool { return equalFold(lower, b) }
+
 func equalFold(lower string, b []byte) bool {
 	if len(lower) != len(b) {
 		return false

@@ -104,6 +104,14 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate node: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	switch {
+	case opts.MaxClients <= 0:
+		fmt.Fprintf(stderr, "shardgate node: --maxclients must be a positive number, got %d\n", opts.MaxClients)
+		return 2
+	case opts.ActiveExpiryInterval <= 0:
+		fmt.Fprintf(stderr, "shardgate node: --active-expiry-interval must be a positive duration, got %s\n", opts.ActiveExpiryInterval)
+		return 2
+	}
 	log, err := lf.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate node: %v\n", err)
