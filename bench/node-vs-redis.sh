@@ -16,7 +16,14 @@
 # The machine's cores are shared by the benchmark client and the server
 # under test; differences under ~15% are noise.
 #
+# The counting commands of issue 3 run as custom redis-benchmark commands:
+# BITFIELD INCRBY on one counter (the seed use case), PFADD of random
+# elements and PFCOUNT of the same HyperLogLog (cached and recomputed
+# counts alternate as PFADD changes it). SETBIT/GETBIT/BITCOUNT need random
+# bit offsets, which redis-benchmark cannot produce: bench/bits.sh has them.
+#
 # Environment:
+#   COUNTING   set to 0 to skip the BITFIELD/PFADD/PFCOUNT runs
 #   ROUNDS     rounds of the interleaved runs (default 3)
 #   REQUESTS   requests per redis-benchmark run (default 200000)
 #   CLIENTS    parallel connections (default 50)
@@ -30,6 +37,7 @@ REQUESTS=${REQUESTS:-200000}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 KEYSPACE=${KEYSPACE:-100000}
+COUNTING=${COUNTING:-1}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench.XXXXXX")
@@ -120,10 +128,27 @@ bench() {
 		bench_pid=$!
 		wait "$bench_pid"
 		bench_pid=
-		awk -F'","' -v r="$round" -v p="$p" -v t="$target" '
-			NR > 1 { name = $1; sub(/^"/, "", name); sub(/ .*/, "", name)
-			         print r "," p "," t "," name "," $2 }' "$work/out.csv" >>"$results"
+		record "$target" "$p" "$round"
 	done
+	[[ $COUNTING == 1 ]] || return 0
+	local cmd
+	for cmd in "BITFIELD streaks INCRBY u8 #40 1" "PFADD hll el:__rand_int__" "PFCOUNT hll"; do
+		# shellcheck disable=SC2086 # $cmd is deliberately split into arguments
+		redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$REQUESTS" \
+			-P "$p" -r "$KEYSPACE" -q --csv $cmd >"$work/out.csv" &
+		bench_pid=$!
+		wait "$bench_pid"
+		bench_pid=
+		record "$target" "$p" "$round"
+	done
+}
+
+# record target pipeline round: append the last run's CSV rows to results,
+# named by the test's first word (SET, PFADD, BITFIELD, ...).
+record() {
+	awk -F'","' -v r="$3" -v p="$2" -v t="$1" '
+		NR > 1 { name = $1; sub(/^"/, "", name); sub(/ .*/, "", name)
+		         print r "," p "," t "," name "," $2 }' "$work/out.csv" >>"$results"
 }
 
 for round in $(seq "$ROUNDS"); do
