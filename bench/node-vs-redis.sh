@@ -23,6 +23,9 @@
 # bit offsets, which redis-benchmark cannot produce: bench/bits.sh has them.
 #
 # Environment:
+#   NODE_PROCS --procs for the node (default 0: Go's default, one thread
+#              per core; 1 matches Redis's single command thread and leaves
+#              the other core to redis-benchmark on a 2-core machine)
 #   COUNTING   set to 0 to skip the BITFIELD/PFADD/PFCOUNT runs
 #   ROUNDS     rounds of the interleaved runs (default 3)
 #   REQUESTS   requests per redis-benchmark run (default 200000)
@@ -38,6 +41,7 @@ CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 KEYSPACE=${KEYSPACE:-100000}
 COUNTING=${COUNTING:-1}
+NODE_PROCS=${NODE_PROCS:-0}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench.XXXXXX")
@@ -95,7 +99,7 @@ REDIS_PORT=${REDIS_PORT:-$(free_port)}
 echo "building shardgate..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate)
 
-"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --log-level warn 2>"$work/node.log" &
+"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --procs "$NODE_PROCS" --log-level warn 2>"$work/node.log" &
 pids+=($!)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$work" --logfile "$work/redis.log" &
@@ -161,7 +165,7 @@ done
 
 echo
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
-	"(plain mode), $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores"
+	"(plain mode), node --procs $NODE_PROCS, $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores"
 echo
 echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis |"
 echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|"

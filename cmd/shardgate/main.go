@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/shardgate/shardgate/node"
@@ -87,17 +88,24 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
+	procs := fs.Int("procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. Use 1 where a load generator shares a small machine, as Redis runs commands on one thread")
 	lf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: shardgate node [flags]\n\nServe one Redis 7.0-compatible node.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
+	// Parse quietly, then print: --help goes to stdout (exit 0), a bad flag
+	// to stderr with the usage (exit 2), each exactly once.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0
 		}
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "shardgate node: %v\n", err)
+		fs.Usage()
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -105,6 +113,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
+	case *procs < 0:
+		fmt.Fprintf(stderr, "shardgate node: --procs must be 0 (one per core) or positive, got %d\n", *procs)
+		return 2
 	case opts.MaxClients <= 0:
 		fmt.Fprintf(stderr, "shardgate node: --maxclients must be a positive number, got %d\n", opts.MaxClients)
 		return 2
@@ -118,6 +129,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Logger = log
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
 	srv, err := node.New(opts)
 	if err != nil {
 		log.Error("bad options", "err", err)
