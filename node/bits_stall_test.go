@@ -3,10 +3,7 @@
 package node_test
 
 import (
-	"context"
 	"flag"
-	"log/slog"
-	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
 )
 
 var stallRanges = flag.Bool("stall.ranges", false, "TestBitsNoStall: also loop 8 MB GETRANGEs on the bitmap")
@@ -35,23 +33,7 @@ func TestBitsNoStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
 	}
-	srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		srv.Close()
-		<-served
-	}()
-	addr := ln.Addr().String()
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
 	dial := func() *difftest.Conn {
 		c, err := difftest.Dial(addr)
 		if err != nil {

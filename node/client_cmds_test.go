@@ -118,7 +118,10 @@ func TestClientKill(t *testing.T) {
 		t.Errorf("killed by ID: %v", err)
 	}
 
+	// A round trip on b first: the node registers a connection when its
+	// accept loop gets to it, which may be after Dial returns.
 	b = connDial(t, n.addr, 2)
+	clientID(t, b)
 	connExpect(t, a, difftest.Simple("OK"), "CLIENT", "KILL", b.NetConn().LocalAddr().String())
 	if err := expectClosed(b.NetConn()); err != nil {
 		t.Errorf("killed by address (old form): %v", err)
@@ -126,6 +129,7 @@ func TestClientKill(t *testing.T) {
 	connExpect(t, a, difftest.Err("ERR No such client"), "CLIENT", "KILL", b.NetConn().LocalAddr().String())
 
 	b = connDial(t, n.addr, 2)
+	clientID(t, b)
 	connExpect(t, a, difftest.Int(1), "CLIENT", "KILL", "ADDR", b.NetConn().LocalAddr().String(), "TYPE", "normal")
 	if err := expectClosed(b.NetConn()); err != nil {
 		t.Errorf("killed by ADDR: %v", err)

@@ -1,10 +1,7 @@
 package node_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
 )
 
 // txClock is a settable clock for nodes under test.
@@ -26,25 +24,8 @@ func (f *txClock) Advance(d time.Duration) { f.ms.Add(d.Milliseconds()) }
 // now may be nil for the real clock.
 func startTxNode(t *testing.T, now func() time.Time) string {
 	t.Helper()
-	srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler), Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	_, addr, _ := nodetest.Start(t, node.Options{Now: now}, nil)
+	return addr
 }
 
 func dialTx(t testing.TB, addr string, proto int) *difftest.Conn {

@@ -1,13 +1,11 @@
 package difftest
 
 import (
-	"context"
-	"log/slog"
-	"net"
 	"strconv"
 	"testing"
 
 	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
 )
 
 // Pair is a real redis-server (the oracle) and a fresh in-process
@@ -52,24 +50,7 @@ func Start(t testing.TB) *Pair {
 // reports a Serve error.
 func startNode(t testing.TB) (srv *node.Server, addr string, stop func()) {
 	t.Helper()
-	srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	return srv, ln.Addr().String(), func() {
-		cancel()
-		srv.Close()
-		if err := <-served; err != nil {
-			t.Errorf("difftest: node Serve: %v", err)
-		}
-	}
+	return nodetest.Start(t, node.Options{}, nil)
 }
 
 // NewConn opens another pair of RESP2 connections (one to each server),
