@@ -1,0 +1,56 @@
+package node
+
+import (
+	"bytes"
+	"log/slog"
+	"net"
+	"testing"
+)
+
+// FuzzDispatch runs arbitrary command sequences through the whole
+// dispatcher (lookup, arity, CROSSSLOT, MULTI, locks) and every command
+// family's argument parsing. Input: commands separated by '\n', arguments
+// by NUL. A handler panic is recovered by the node and answered with an
+// ERR, so the target fails on any recovered panic: each one is a bug.
+func FuzzDispatch(f *testing.F) {
+	for _, seed := range []string{
+		"SET\x00k\x00v\x00EX\x0010\x00GET\nGETEX\x00k\x00PXAT\x00-1\nTTL\x00k",
+		"SET\x00k\x00v\x00NX\x00XX\nSET\x00k\x00v\x00KEEPTTL\x00EX\x001\nSETRANGE\x00k\x0070000\x00x\nGETRANGE\x00k\x00-5\x00-1",
+		"INCRBYFLOAT\x00f\x001e308\nINCRBYFLOAT\x00f\x001e308\nDECRBY\x00n\x00-9223372036854775808",
+		"EXPIRE\x00k\x0010\x00NX\x00GT\nPEXPIREAT\x00k\x009223372036854775807\nEXPIRETIME\x00k",
+		"SCAN\x000\x00MATCH\x00[a-\x00COUNT\x00-1\nSCAN\x0018446744073709551615\x00TYPE\x00string\nKEYS\x00*[\\",
+		"COPY\x00k\x00{k}x\x00DB\x001\x00REPLACE\nRENAME\x00{k}x\x00{k}y\nRENAMENX\x00a\x00b",
+		"SETBIT\x00b\x004294967295\x001\nBITCOUNT\x00b\x00-1\x00-2\x00BIT\nBITPOS\x00b\x000\x00-1\nBITOP\x00NOT\x00{b}d\x00b",
+		"BITFIELD\x00s\x00OVERFLOW\x00FAIL\x00INCRBY\x00u8\x00#40\x001\x00GET\x00i64\x000\x00SET\x00u63\x00#2305843009213693953\x001",
+		"PFADD\x00h\x00a\x00b\nPFCOUNT\x00h\x00{h}x\nPFMERGE\x00h\nSET\x00h\x00HYLL\x01\x00\nPFCOUNT\x00h",
+		"MULTI\nSET\x00{a}1\x00x\nGET\x00{a}2\nINCR\x00{b}1\nEXEC\nWATCH\x00k\nMULTI\nMULTI\nDISCARD\nEXEC",
+		"HELLO\x003\x00SETNAME\x00x\nCLIENT\x00LIST\x00TYPE\x00normal\nCLIENT\x00KILL\x00ID\x00x\nCLIENT\x00REPLY\x00SKIP\nPING",
+		"CONFIG\x00GET\x00*\nCONFIG\x00SET\x00maxclients\x00-1\nINFO\x00everything\nCOMMAND\x00GETKEYS\x00EVAL\x00s\x001\x00k\nCOMMAND\x00INFO\x00get\x00x",
+		"OBJECT\x00ENCODING\x00k\nMEMORY\x00USAGE\x00k\x00SAMPLES\x000\nRESET\nSELECT\x001\nAUTH\x00x\nFLUSHALL\x00ASYNC",
+		"nosuchcommand\x00\x00arg\nCLIENT\x00nosub\nGET\nGET\x00a\x00b\nMGET\x00a\x00b",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := New(Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, remote := net.Pipe()
+		defer local.Close()
+		defer remote.Close()
+		c := newClient(s, local)
+		c.tick()
+		for _, line := range bytes.Split(in, []byte{'\n'}) {
+			args := bytes.Split(line, []byte{0})
+			s.execute(c, args)
+			c.w.Reset()
+			if c.closing {
+				break
+			}
+		}
+		if n := s.stats.unexpectedErrors.Load(); n != 0 {
+			t.Fatalf("%d command(s) panicked for input %q", n, in)
+		}
+	})
+}
