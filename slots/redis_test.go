@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -24,11 +25,15 @@ type oracle struct {
 }
 
 // startOracle starts a cluster-mode redis-server on a free port and
-// connects to it; the test is skipped when redis-server is not on PATH.
+// connects to it; the test is skipped when redis-server is not on PATH
+// (and fails in CI, where it must be installed).
 func startOracle(t testing.TB) *oracle {
 	t.Helper()
 	if _, err := exec.LookPath(redisBinary); err != nil {
-		t.Skipf("%s not on PATH: skipping the comparison with real Redis", redisBinary)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not on PATH: CI must install it (apt-get install redis-server)", redisBinary)
+		}
+		t.Skipf("%s not on PATH: skipping the comparison with real Redis (apt-get install redis-server)", redisBinary)
 	}
 	var lastErr error
 	for range 5 {

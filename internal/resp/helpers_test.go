@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -83,12 +84,16 @@ func sameResult(a, b parseResult) bool {
 // startRedis runs a plain (non-cluster) redis-server on a free port for
 // the life of the test, with extra arguments such as --requirepass. The
 // protocol parser is the same in cluster mode; a plain server starts
-// faster. The test is skipped when redis-server is not installed.
+// faster. The test is skipped when redis-server is not installed, except
+// in CI (CI=true), where that must fail.
 func startRedis(t *testing.T, extra ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server not installed")
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server not on PATH: CI must install it (apt-get install redis-server)")
+		}
+		t.Skip("redis-server not on PATH (apt-get install redis-server)")
 	}
 	for attempt := 0; attempt < 5; attempt++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
