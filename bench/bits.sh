@@ -32,6 +32,8 @@ cleanup() {
 	done
 	rm -rf "$work"
 }
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -39,18 +41,6 @@ for tool in go redis-server redis-cli; do
 	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
 
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 20000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-	echo "no free port" >&2
-	exit 1
-}
 
 NODE_PORT=${NODE_PORT:-$(free_port)}
 REDIS_PORT=${REDIS_PORT:-$(free_port)}
@@ -63,12 +53,8 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$work" --logfile "$work/redis.log" &
 pids+=($!)
 
-for port in "$NODE_PORT" "$REDIS_PORT"; do
-	for _ in $(seq 100); do
-		redis-cli -p "$port" ping >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-done
+wait_ping "$NODE_PORT"
+wait_ping "$REDIS_PORT"
 
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), bitmap commands," \
 	"$CLIENTS clients, $REQUESTS requests, $ROUNDS interleaved rounds"
