@@ -91,6 +91,7 @@ var keyIndexCases = []struct {
 	{"SORT k BY w* LIMIT 0 1 GET # STORE d", []int{1, 10}},
 	{"SORT k STORE d STORE e", []int{1, 5}},
 	{"SORT k LIMIT store x", []int{1}},
+	{"SORT k store STORE w4", []int{1, 4}},
 	{"SORT_RO k BY x", []int{1}},
 	{"MIGRATE h 1 k 0 5", []int{3}},
 	{`MIGRATE h 1 "" 0 5 COPY AUTH pw KEYS a b`, []int{10, 11}},
@@ -98,6 +99,7 @@ var keyIndexCases = []struct {
 	{"MIGRATE h 1 k 0 5 KEYS a", nil},
 	{"GEORADIUS k 0 0 1 km STORE d", []int{1, 7}},
 	{"GEORADIUSBYMEMBER k m 1 km STOREDIST d", []int{1, 6}},
+	{"GEORADIUSBYMEMBER k store 1 km", []int{1}},
 	{"OBJECT ENCODING k", []int{2}},
 	{"PING", nil},
 }

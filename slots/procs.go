@@ -73,8 +73,10 @@ func sortKeys(args [][]byte, dst []int) []int {
 		case equalFoldUpper("GET", args[i]), equalFoldUpper("BY", args[i]):
 			i++
 		case equalFoldUpper("STORE", args[i]) && i+1 < len(args):
+			// The destination is not skipped: in "STORE STORE x" Redis's
+			// sortGetKeys takes the second STORE as an option too, and the
+			// last one wins.
 			store = i + 1
-			i++
 		}
 	}
 	if store > 0 {
@@ -117,7 +119,9 @@ func georadiusKeys(args [][]byte, dst []int) []int {
 	}
 	dst = append(dst, 1)
 	store := 0
-	for i := 2; i+1 < len(args); i++ {
+	// Options are looked for from index 5 on, as Redis's
+	// georadiusGetKeys does for both GEORADIUS and GEORADIUSBYMEMBER.
+	for i := 5; i+1 < len(args); i++ {
 		if equalFoldUpper("STORE", args[i]) || equalFoldUpper("STOREDIST", args[i]) {
 			store = i + 1
 			i++
