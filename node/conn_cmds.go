@@ -30,6 +30,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["hello"] = s.cmdHello
 	h["auth"] = s.cmdAuth
 	h["select"] = s.cmdSelect
+	h["swapdb"] = func(c *client, _ [][]byte) { c.w.Error(resp.ErrSwapDBCluster) }
 	h["quit"] = s.cmdQuit
 	h["reset"] = s.cmdReset
 	h["time"] = s.cmdTime

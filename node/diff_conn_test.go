@@ -431,3 +431,27 @@ func toArgs(args []string) [][]byte {
 	}
 	return out
 }
+
+// TestDiffClusterModeRefusals: commands a cluster node refuses whatever
+// their arguments (MOVE and SWAPDB: only db 0 exists; DEBUG: protected and
+// disabled), alone and inside MULTI, in RESP2 and RESP3.
+func TestDiffClusterModeRefusals(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.DoProto(t, proto, "SET", "k", "v")
+		for _, args := range [][]string{
+			{"MOVE", "k", "1"}, {"MOVE", "k", "x"}, {"MOVE", "k"}, {"move", "missing", "0"},
+			{"SWAPDB", "0", "1"}, {"SWAPDB", "x", "y"}, {"SWAPDB", "0"},
+			{"DEBUG", "SLEEP", "0"}, {"DEBUG", "OBJECT", "k"}, {"DEBUG"},
+		} {
+			p.DoProto(t, proto, args...)
+		}
+	}
+	c := p.NewConn(t)
+	for _, args := range [][]string{
+		{"MULTI"}, {"MOVE", "k", "1"}, {"SWAPDB", "0", "1"}, {"GET", "k"}, {"EXEC"},
+		{"MULTI"}, {"DEBUG", "SLEEP", "0"}, {"GET", "k"}, {"EXEC"},
+	} {
+		c.Do(t, args...)
+	}
+}

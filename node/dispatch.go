@@ -80,6 +80,12 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.rejectCmd(cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName))
 		return
 	}
+	if cmd.Name == "debug" {
+		// A protected command, refused before authentication and MULTI
+		// as Redis does while enable-debug-command is "no".
+		c.rejectCmd(cmd, resp.ErrDebugDisabled)
+		return
+	}
 	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
 		c.rejectCmd(cmd, resp.ErrNoAuth)
 		return

@@ -772,6 +772,33 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "swapdb", Arity: 3,
+		Flags: FlagWrite | FlagFast,
+		ACL:   ACLKeyspace | ACLWrite | ACLFast | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Swaps two Redis databases",
+			Since:      "4.0.0",
+			Group:      "server",
+			Complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+			Args: []Arg{
+				{Name: "index1", Type: "integer", KeySpecIndex: -1},
+				{Name: "index2", Type: "integer", KeySpecIndex: -1},
+			},
+		},
+	},
+	{
+		Name: "debug", Arity: -2,
+		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "A container for debugging commands",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "Depends on subcommand.",
+			Flags:      []string{"syscmd"},
+		},
+	},
+	{
 		Name: "del", Arity: -2,
 		Flags:    FlagWrite,
 		FirstKey: 1, LastKey: -1, Step: 1,
@@ -1257,6 +1284,28 @@ var table = []*Command{
 			Since:      "1.0.0",
 			Group:      "generic",
 			Complexity: "O(1)",
+		},
+	},
+	{
+		Name: "move", Arity: 3,
+		Flags:    FlagWrite | FlagFast,
+		FirstKey: 1, LastKey: 1, Step: 1,
+		ACL: ACLKeyspace | ACLWrite | ACLFast,
+		KeySpecs: []KeySpec{
+			{Flags: KeyRW | KeyAccess | KeyUpdate,
+				Begin: BeginIndex, Index: 1,
+				Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0,
+			},
+		},
+		Doc: &Doc{
+			Summary:    "Move a key to another database",
+			Since:      "1.0.0",
+			Group:      "generic",
+			Complexity: "O(1)",
+			Args: []Arg{
+				{Name: "key", Type: "key", KeySpecIndex: 0},
+				{Name: "db", Type: "integer", KeySpecIndex: -1},
+			},
 		},
 	},
 	{

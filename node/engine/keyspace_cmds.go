@@ -21,6 +21,7 @@ func registerKeyspace(h map[string]Handler) {
 	h["exists"] = cmdExists
 	h["type"] = cmdType
 	h["touch"] = cmdTouch
+	h["move"] = cmdMove
 	h["rename"] = cmdRename
 	h["renamenx"] = cmdRenamenx
 	h["copy"] = cmdCopy
@@ -531,3 +532,7 @@ func errorArg(b []byte) string {
 	}
 	return string(out)
 }
+
+// cmdMove is MOVE: a cluster node has only database 0, so Redis refuses it
+// whatever its arguments.
+func cmdMove(c *Ctx) { c.W.Error(resp.ErrMoveCluster) }
