@@ -343,3 +343,20 @@ func TestDiffActiveExpiry(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffCopySharedInteger: COPY duplicates a shared small integer into
+// an object of its own (REFCOUNT 1), and a later write that stores a
+// small integer makes it shared again (found by the random run).
+func TestDiffCopySharedInteger(t *testing.T) {
+	p := difftest.Start(t)
+	for _, args := range [][]string{
+		{"DECRBY", "{b}2", "-82"}, {"COPY", "{b}2", "{b}1", "REPLACE"},
+		{"OBJECT", "REFCOUNT", "{b}1"}, {"OBJECT", "ENCODING", "{b}1"}, {"OBJECT", "REFCOUNT", "{b}2"},
+		{"COPY", "{b}1", "{b}3"}, {"OBJECT", "REFCOUNT", "{b}3"}, {"RENAME", "{b}3", "{b}4"},
+		{"OBJECT", "REFCOUNT", "{b}4"}, {"PFADD", "{b}4", "x"}, {"INCR", "{b}1"},
+		{"OBJECT", "REFCOUNT", "{b}1"}, {"SET", "{b}4", "7"}, {"OBJECT", "REFCOUNT", "{b}4"},
+		{"SET", "{b}5", "12345"}, {"COPY", "{b}5", "{b}6"}, {"OBJECT", "REFCOUNT", "{b}6"},
+	} {
+		p.Do(t, args...)
+	}
+}

@@ -38,7 +38,7 @@ func hllOf(c *Ctx, e *Entry) (s []byte, ok bool) {
 		c.W.Error(resp.ErrWrongType)
 		return nil, false
 	}
-	if e.Enc == EncInt {
+	if e.Enc.IsInt() {
 		c.W.Error(resp.ErrNotHLL)
 		return nil, false
 	}

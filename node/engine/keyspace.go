@@ -61,11 +61,19 @@ const (
 	EncQuicklist
 	EncListpack
 	EncStream
+	// EncIntUnshared is an int-encoded value that is its own object even
+	// though it is a small integer: COPY duplicates Redis's shared integers
+	// (0..9999) into a private object, which OBJECT REFCOUNT tells apart.
+	// Any write that sets the value again sets its encoding afresh.
+	EncIntUnshared
 )
+
+// IsInt reports whether OBJECT ENCODING says "int".
+func (e Encoding) IsInt() bool { return e == EncInt || e == EncIntUnshared }
 
 func (e Encoding) String() string {
 	switch e {
-	case EncInt:
+	case EncInt, EncIntUnshared:
 		return "int"
 	case EncEmbstr:
 		return "embstr"

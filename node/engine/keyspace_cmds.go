@@ -219,6 +219,9 @@ const redisDatabases = 16
 // (its access time is set when it is stored).
 func cloneEntry(e *Entry) *Entry {
 	n := &Entry{Kind: e.Kind, Enc: e.Enc, Expire: e.Expire}
+	if n.Enc == EncInt {
+		n.Enc = EncIntUnshared // Redis's dupStringObject makes a new object
+	}
 	if e.Str != nil { // a Bitmap is in Val, cloned below
 		n.Str = append([]byte(nil), e.Str...)
 	}

@@ -12,7 +12,8 @@ import (
 //   - ENCODING is Entry.Enc, kept by the value's commands.
 //   - REFCOUNT is 1, except for integers 0..9999 stored with the int
 //     encoding, which Redis shares (OBJ_SHARED_INTEGERS) and reports as
-//     2147483647.
+//     2147483647 — unless COPY made them a private object
+//     (EncIntUnshared).
 //   - IDLETIME is seconds since Entry.Access, which Lookup stamps on every
 //     access and Set on creation, with one-second grain like Redis's LRU
 //     clock. Commands Redis runs with LOOKUP_NOTOUCH use Peek and leave it.
