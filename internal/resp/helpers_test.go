@@ -48,11 +48,10 @@ func (p parseResult) String() string {
 	return fmt.Sprintf("cmds=%q err=%v", p.cmds, p.err)
 }
 
-// readAll parses everything rd gives. Without a protocol error the stream
-// simply ends (possibly inside a command, which Redis would wait on).
-func readAll(t testing.TB, rd io.Reader) parseResult {
+// readAll parses everything r's source gives. Without a protocol error the
+// stream simply ends (possibly inside a command, which Redis would wait on).
+func readAll(t testing.TB, r *Reader) parseResult {
 	t.Helper()
-	r := NewReader(rd)
 	var res parseResult
 	for {
 		args, ok, err := r.Next()

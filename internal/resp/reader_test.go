@@ -128,30 +128,9 @@ var readerCases = []readerCase{
 
 func parseCase(t testing.TB, c readerCase, chunks []int) parseResult {
 	t.Helper()
-	src := &chunkReader{data: []byte(c.in), chunks: chunks}
-	r := NewReader(src)
+	r := NewReader(&chunkReader{data: []byte(c.in), chunks: chunks})
 	r.Unauthenticated = c.unaut
-	var res parseResult
-	for {
-		args, ok, err := r.Next()
-		if err != nil {
-			res.err = err
-			return res
-		}
-		if ok {
-			cmd := make([]string, len(args))
-			for i, a := range args {
-				cmd[i] = string(a)
-			}
-			res.cmds = append(res.cmds, cmd)
-			continue
-		}
-		if err := r.Fill(); err == io.EOF {
-			return res
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
+	return readAll(t, r)
 }
 
 func wantResult(c readerCase) parseResult {
