@@ -1,10 +1,8 @@
 package node
 
 import (
-	"bytes"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
@@ -65,13 +63,13 @@ func (s *Server) execute(c *client, args [][]byte) {
 			s.refuseHTTP(c)
 			return
 		}
-		c.rejectf("unknown command '%s', with args beginning with: %s", cString(args[0], 128), argsPreview(args[1:]))
+		c.reject(resp.UnknownCommand(args))
 		return
 	}
 	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
 		sub := slots.LookupSub(cmd, args[1])
 		if sub == nil {
-			c.rejectf("unknown subcommand '%s'. Try %s HELP.", cString(args[1], 128), strings.ToUpper(string(cString(args[0], len(args[0])))))
+			c.reject(resp.UnknownSubcommand(args))
 			return
 		}
 		cmd = sub
@@ -96,7 +94,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 	}
 	r := &s.routes[cmd.ID]
 	if r.data == nil && r.conn == nil {
-		c.rejectf("unknown command '%s', with args beginning with: %s", cString(args[0], 128), argsPreview(args[1:]))
+		c.reject(resp.UnknownCommand(args))
 		return
 	}
 	slot, ok := c.commandSlot(cmd, args)
@@ -220,36 +218,6 @@ func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 
 func (c *client) rejectf(format string, a ...any) {
 	c.reject("ERR " + fmt.Sprintf(format, a...))
-}
-
-// argsPreview renders the "with args beginning with:" part of Redis's
-// unknown-command error: each argument quoted and followed by a space,
-// while the text is shorter than 128 bytes.
-func argsPreview(args [][]byte) string {
-	var b strings.Builder
-	for _, a := range args {
-		if b.Len() >= 128 {
-			break
-		}
-		room := 128 - b.Len()
-		b.WriteByte('\'')
-		b.Write(cString(a, room))
-		b.WriteString("' ")
-	}
-	return b.String()
-}
-
-// cString cuts b the way Redis's "%.Ns" formatting of an argument does: at
-// the first NUL byte (Redis formats arguments as C strings) and at max
-// bytes.
-func cString(b []byte, max int) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) > max {
-		b = b[:max]
-	}
-	return b
 }
 
 func (c *client) setLastCmd(cmd *slots.Command) {

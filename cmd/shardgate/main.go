@@ -1,6 +1,6 @@
-// Command shardgate runs one shardgate role: a node (shardgate node), and
-// with later releases the proxy, the embedded quick-start cluster (up) and
-// cluster administration.
+// Command shardgate runs one shardgate role: a node (shardgate node), the
+// proxy (shardgate proxy), or an embedded local cluster of both for a
+// quick start (shardgate up).
 package main
 
 import (
@@ -24,7 +24,9 @@ Usage:
   shardgate <command> [flags]
 
 Commands:
+  up      run a local cluster (nodes and a proxy) in one process
   node    serve one Redis-compatible node (owns hash slots)
+  proxy   serve one Redis endpoint in front of many nodes
 
 Run 'shardgate <command> --help' for the flags of a command.
 `
@@ -43,6 +45,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "node":
 		return runNode(ctx, args[1:], stdout, stderr)
+	case "proxy":
+		return runProxy(ctx, args[1:], stdout, stderr)
+	case "up":
+		return runUp(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -5,23 +5,37 @@ package resp
 // never spell the texts themselves. Texts with a %s take arguments through
 // the formatting helpers below.
 const (
-	ErrSyntax         = "ERR syntax error"
-	ErrNotInteger     = "ERR value is not an integer or out of range"
-	ErrNotFloat       = "ERR value is not a valid float"
-	ErrOverflow       = "ERR increment or decrement would overflow"
-	ErrIncrNaNOrInf   = "ERR increment would produce NaN or Infinity"
-	ErrWrongType      = "WRONGTYPE Operation against a key holding the wrong kind of value"
-	ErrNoSuchKey      = "ERR no such key"
-	ErrStringTooLong  = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-	ErrOffsetRange    = "ERR offset is out of range"
-	ErrInvalidExpire  = "ERR invalid expire time in '%s' command"
-	ErrCrossSlot      = "CROSSSLOT Keys in request don't hash to the same slot"
-	ErrNoAuth         = "NOAUTH Authentication required."
-	ErrWrongPass      = "WRONGPASS invalid username-password pair or user is disabled."
-	ErrAuthNoPassword = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-	ErrSelectCluster  = "ERR SELECT is not allowed in cluster mode"
-	ErrMoveCluster    = "ERR MOVE is not allowed in cluster mode"
-	ErrSwapDBCluster  = "ERR SWAPDB is not allowed in cluster mode"
+	ErrSyntax        = "ERR syntax error"
+	ErrNotInteger    = "ERR value is not an integer or out of range"
+	ErrNotFloat      = "ERR value is not a valid float"
+	ErrOverflow      = "ERR increment or decrement would overflow"
+	ErrIncrNaNOrInf  = "ERR increment would produce NaN or Infinity"
+	ErrWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrNoSuchKey     = "ERR no such key"
+	ErrStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	ErrOffsetRange   = "ERR offset is out of range"
+	ErrInvalidExpire = "ERR invalid expire time in '%s' command"
+	ErrCrossSlot     = "CROSSSLOT Keys in request don't hash to the same slot"
+	// ErrClusterDownSlot is Redis Cluster's reply for a slot nobody
+	// serves; the proxy gives it for the slots of a node it cannot reach.
+	ErrClusterDownSlot = "CLUSTERDOWN Hash slot not served"
+	// ErrNodeConnLost (proxy) fails requests that were in flight on a
+	// node connection that broke: whether they ran is unknown.
+	ErrNodeConnLost = "ERR connection to node %s lost; the command may or may not have run"
+	// ErrSplitPart (proxy, --cross-slot split) names the part of a split
+	// command that failed: slot, node, and the node's error.
+	ErrSplitPart  = "ERR cross-slot part for slot %d on node %s failed: %s"
+	ErrMaxClients = "ERR max number of clients reached"
+	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that
+	// concerns the client's connection to the proxy and so cannot run in
+	// a node's transaction.
+	ErrProxyNotInMulti = "ERR '%s' inside MULTI is not supported by the shardgate proxy"
+	ErrNoAuth          = "NOAUTH Authentication required."
+	ErrWrongPass       = "WRONGPASS invalid username-password pair or user is disabled."
+	ErrAuthNoPassword  = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	ErrSelectCluster   = "ERR SELECT is not allowed in cluster mode"
+	ErrMoveCluster     = "ERR MOVE is not allowed in cluster mode"
+	ErrSwapDBCluster   = "ERR SWAPDB is not allowed in cluster mode"
 	// ErrDebugDisabled is the reply to DEBUG while enable-debug-command is
 	// "no" (Redis's default, and always so in shardgate).
 	ErrDebugDisabled   = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/proxy"
+)
+
+// parseFlags parses quietly, then prints: --help goes to stdout (exit 0),
+// a bad flag to stderr with the usage (exit 2), each exactly once. It
+// returns -1 when the command should go on.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	return -1
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// proxyFlags are the flags shared by 'proxy' and 'up'.
+type proxyFlags struct {
+	opts        proxy.Options
+	crossSlot   string
+	segmentKeys stringList
+}
+
+func (p *proxyFlags) register(fs *flag.FlagSet) {
+	d := proxy.DefaultOptions()
+	p.opts = d
+	fs.StringVar(&p.opts.Addr, "addr", d.Addr, "client listen address (host:port)")
+	fs.StringVar(&p.crossSlot, "cross-slot", "strict", "multi-slot commands: strict (CROSSSLOT, as Redis Cluster) or split (MGET MSET DEL UNLINK EXISTS TOUCH split per node)")
+	fs.StringVar(&p.opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
+	fs.StringVar(&p.opts.NodePassword, "node-password", "", "password the proxy sends with AUTH to every node")
+	fs.IntVar(&p.opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
+	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
+	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
+	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
+	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "after a failed connection, how long a node's slots answer CLUSTERDOWN before it is tried again")
+	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
+	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment (a power of two)")
+	fs.StringVar(&p.opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address (host:port); empty: off")
+}
+
+func (p *proxyFlags) finish() error {
+	m, err := proxy.ParseCrossSlotMode(p.crossSlot)
+	if err != nil {
+		return err
+	}
+	p.opts.CrossSlot = m
+	p.opts.SegmentKeys = p.segmentKeys
+	switch {
+	case p.opts.MaxClients <= 0:
+		return fmt.Errorf("--maxclients must be a positive number, got %d", p.opts.MaxClients)
+	case p.opts.ConnsPerNode <= 0 || p.opts.ConnsPerNode > 64:
+		return fmt.Errorf("--conns-per-node must be between 1 and 64, got %d", p.opts.ConnsPerNode)
+	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0:
+		return errors.New("--connect-timeout, --node-timeout and --redial-backoff must be positive durations")
+	}
+	return nil
+}
+
+func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("shardgate proxy", flag.ContinueOnError)
+	var pf proxyFlags
+	var lf logFlags
+	pf.register(fs)
+	nodes := fs.String("nodes", "", "comma-separated node addresses (host:port); the 16384 slots are spread over them in contiguous ranges")
+	lf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: shardgate proxy --nodes host:port,... [flags]\n\nServe one Redis endpoint in front of shardgate nodes.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
+		return rc
+	}
+	if err := pf.finish(); err != nil {
+		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+		return 2
+	}
+	var addrs []string
+	for _, a := range strings.Split(*nodes, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		fmt.Fprintf(stderr, "shardgate proxy: --nodes is required\n")
+		return 2
+	}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			fmt.Fprintf(stderr, "shardgate proxy: bad node address %q: %v\n", a, err)
+			return 2
+		}
+	}
+	topo, err := proxy.NewStaticTopology(addrs)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+		return 2
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+		return 2
+	}
+	pf.opts.Topology = topo
+	pf.opts.Logger = log
+	srv, err := proxy.New(pf.opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+		return 2
+	}
+	if err := srv.ListenAndServe(ctx); err != nil {
+		log.Error("proxy stopped", "err", err)
+		return 1
+	}
+	log.Info("proxy shut down")
+	return 0
+}
+
+// runUp runs an embedded local cluster: size nodes on free loopback ports
+// and a proxy in front of them, in this one process.
+func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("shardgate up", flag.ContinueOnError)
+	var pf proxyFlags
+	var lf logFlags
+	pf.register(fs)
+	size := fs.Int("size", 3, "number of nodes")
+	lf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: shardgate up [flags]\n\nRun a local cluster in one process: --size nodes on free loopback ports and a\nproxy on --addr in front of them. Ctrl-C stops it.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
+		return rc
+	}
+	if err := pf.finish(); err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+		return 2
+	}
+	if *size < 1 || *size > 64 {
+		fmt.Fprintf(stderr, "shardgate up: --size must be between 1 and 64, got %d\n", *size)
+		return 2
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ln, err := net.Listen("tcp", pf.opts.Addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+		return 1
+	}
+	var (
+		wg    sync.WaitGroup
+		addrs []string
+		nodes []*node.Server
+	)
+	for i := range *size {
+		nln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+			return 1
+		}
+		srv, err := node.New(node.Options{Addr: nln.Addr().String(), Logger: log.With("node", i)})
+		if err != nil {
+			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+			return 1
+		}
+		nodes = append(nodes, srv)
+		addrs = append(addrs, nln.Addr().String())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(ctx, nln); err != nil {
+				log.Error("node stopped", "node", i, "err", err)
+				cancel()
+			}
+		}()
+	}
+	topo, err := proxy.NewStaticTopology(addrs)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+		return 1
+	}
+	pf.opts.Topology = topo
+	pf.opts.Logger = log.With("role", "proxy")
+	px, err := proxy.New(pf.opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "shardgate: %d nodes behind a proxy at %s (cross-slot %s)\n", *size, ln.Addr(), pf.opts.CrossSlot)
+	for i, n := range topo.Nodes() {
+		fmt.Fprintf(stdout, "  node %d  %s  slots %s\n", i, n.Addr, proxy.FormatRanges(n.Ranges))
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	fmt.Fprintf(stdout, "try: redis-cli -p %s\n", port)
+	rc := 0
+	if err := px.Serve(ctx, ln); err != nil {
+		log.Error("proxy stopped", "err", err)
+		rc = 1
+	}
+	cancel()
+	for _, n := range nodes {
+		n.Close()
+	}
+	wg.Wait()
+	log.Info("local cluster shut down")
+	return rc
+}

@@ -1,0 +1,483 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// request is one command in flight to a node. Its reply arrives as raw
+// RESP bytes, copied out of the connection's read buffer.
+type request struct {
+	reply []byte
+	b     *batch
+}
+
+// complete stores the reply and counts the request off its batch.
+func (r *request) complete(reply []byte) {
+	r.reply = append(r.reply[:0], reply...)
+	r.b.doneOne()
+}
+
+// failWith completes the request with an error reply.
+func (r *request) failWith(msg string) {
+	r.reply = append(r.reply[:0], '-')
+	r.reply = append(r.reply, msg...)
+	r.reply = append(r.reply, '\r', '\n')
+	r.b.doneOne()
+}
+
+// batch counts the replies a client still waits for; the last one wakes
+// the client with a single channel send.
+type batch struct {
+	remaining atomic.Int32
+	done      chan struct{}
+}
+
+func newBatch() *batch { return &batch{done: make(chan struct{}, 1)} }
+
+func (b *batch) doneOne() {
+	if b.remaining.Add(-1) == 0 {
+		b.done <- struct{}{}
+	}
+}
+
+// nodeConn is one connection to a node, shared by many clients (or, for
+// WATCH transactions, borrowed by one). Clients append encoded commands and
+// their requests under mu; whichever client finds no write in progress
+// writes everything queued, so concurrent clients' commands leave in one
+// system call. A reader goroutine matches replies to requests in order.
+type nodeConn struct {
+	node  *nodePool
+	nc    net.Conn
+	proto int
+
+	mu      sync.Mutex
+	out     []byte     // encoded commands not yet written
+	spare   []byte     // the other write buffer, swapped with out
+	queue   []*request // requests written or queued, awaiting replies
+	head    int        // queue[head:] are outstanding
+	writing bool
+	broken  error
+
+	// progress is the unix-nano time bytes last moved on the connection,
+	// or when it last went from idle to busy; the watchdog compares it
+	// with NodeTimeout.
+	progress atomic.Int64
+}
+
+// send queues reqs (whose encoded commands are data, in order) and writes
+// unless another client is writing. It returns false, queueing nothing,
+// when the connection is broken.
+func (c *nodeConn) send(reqs []*request, data []byte) bool {
+	c.mu.Lock()
+	if c.broken != nil {
+		c.mu.Unlock()
+		return false
+	}
+	if c.head == len(c.queue) {
+		c.progress.Store(time.Now().UnixNano())
+	}
+	c.queue = append(c.queue, reqs...)
+	c.out = append(c.out, data...)
+	if c.writing {
+		c.mu.Unlock()
+		return true
+	}
+	c.writing = true
+	for len(c.out) > 0 && c.broken == nil {
+		buf := c.out
+		c.out = c.spare[:0]
+		c.mu.Unlock()
+		_, err := c.nc.Write(buf)
+		c.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			c.spare = buf[:0]
+		} else {
+			c.spare = nil // don't keep a huge value's buffer around
+		}
+		if err != nil {
+			// The reader sees the closed socket and fails what is queued.
+			c.nc.Close()
+			break
+		}
+		c.progress.Store(time.Now().UnixNano())
+	}
+	c.writing = false
+	c.mu.Unlock()
+	return true
+}
+
+// outstanding is the number of requests awaiting replies.
+func (c *nodeConn) outstanding() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue) - c.head
+}
+
+func (c *nodeConn) isBroken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken != nil
+}
+
+// readLoop reads replies until the connection fails, then fails every
+// request still waiting.
+func (c *nodeConn) readLoop() {
+	buf := make([]byte, 0, 64*1024)
+	var done []*request
+	var err error
+	for {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		var n int
+		n, err = c.nc.Read(buf[len(buf):cap(buf)])
+		if n > 0 {
+			c.progress.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			break
+		}
+		buf = buf[:len(buf)+n]
+		// Cut out every complete reply and hand each to its request.
+		pos := 0
+		var lens []int
+		for pos < len(buf) {
+			l, perr := resp.ReplyLen(buf[pos:])
+			if perr != nil {
+				err = fmt.Errorf("bad reply from node: %w", perr)
+				break
+			}
+			if l == 0 {
+				break
+			}
+			if buf[pos] != '>' { // push messages are not replies
+				lens = append(lens, l)
+			} else {
+				lens = append(lens, -l)
+			}
+			pos += l
+		}
+		if err != nil {
+			break
+		}
+		if len(lens) > 0 {
+			done = done[:0]
+			c.mu.Lock()
+			for _, l := range lens {
+				if l < 0 {
+					continue
+				}
+				if c.head == len(c.queue) {
+					err = errors.New("reply without a request")
+					break
+				}
+				done = append(done, c.queue[c.head])
+				c.queue[c.head] = nil
+				c.head++
+			}
+			if c.head == len(c.queue) {
+				c.queue, c.head = c.queue[:0], 0
+			}
+			c.mu.Unlock()
+			p, i := 0, 0
+			for _, l := range lens {
+				if l < 0 {
+					p -= l
+					continue
+				}
+				if i < len(done) {
+					done[i].complete(buf[p : p+l])
+					i++
+				}
+				p += l
+			}
+			clear(done)
+			if err != nil {
+				break
+			}
+		}
+		// Keep the partial reply at the front; give back a buffer that
+		// grew for one big reply.
+		rest := copy(buf, buf[pos:])
+		buf = buf[:rest]
+		if cap(buf) > 1<<20 && rest < 64*1024 {
+			nb := make([]byte, rest, 64*1024)
+			copy(nb, buf)
+			buf = nb
+		}
+	}
+	c.fail(err)
+}
+
+// fail marks the connection broken, closes it and fails every waiting
+// request with an error naming the node.
+func (c *nodeConn) fail(err error) {
+	c.mu.Lock()
+	if c.broken == nil {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		c.broken = err
+	}
+	waiting := c.queue[c.head:]
+	c.queue, c.head = nil, 0
+	c.mu.Unlock()
+	c.nc.Close()
+	if len(waiting) > 0 {
+		c.node.noteError()
+		c.node.srv.log.Warn("node connection lost", "node", c.node.addr, "err", err, "requests", len(waiting))
+	}
+	msg := fmt.Sprintf(resp.ErrNodeConnLost, c.node.addr)
+	for _, r := range waiting {
+		r.failWith(msg)
+	}
+}
+
+// nodePool holds a node's connections: the shared pipelined ones per
+// protocol version, and idle dedicated ones for WATCH transactions.
+type nodePool struct {
+	srv  *Server
+	idx  int
+	addr string
+
+	mu        sync.Mutex
+	shared    [2][]*nodeConn // [proto-2][i]
+	idle      [2][]*nodeConn // dedicated connections not in use, per protocol
+	all       map[*nodeConn]struct{}
+	downUntil time.Time
+	lastErr   error
+
+	requests atomic.Int64 // commands sent
+	errors   atomic.Int64 // failed dials and lost connections
+	latency  latencyStats
+}
+
+func newNodePool(s *Server, idx int, addr string) *nodePool {
+	p := &nodePool{srv: s, idx: idx, addr: addr, all: map[*nodeConn]struct{}{}}
+	for i := range p.shared {
+		p.shared[i] = make([]*nodeConn, s.opts.ConnsPerNode)
+	}
+	return p
+}
+
+func (p *nodePool) noteError() { p.errors.Add(1) }
+
+// errNodeDown is returned while a node is being answered with CLUSTERDOWN.
+var errNodeDown = errors.New("node down")
+
+// sharedConn returns the shared connection i for protocol proto, dialing
+// it if needed. While the node refuses connections it fails fast with
+// errNodeDown until RedialBackoff has passed.
+func (p *nodePool) sharedConn(proto, i int) (*nodeConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.shared[proto-2][i]
+	if c != nil && !c.isBroken() {
+		return c, nil
+	}
+	c, err := p.dialLocked(proto)
+	if err != nil {
+		return nil, err
+	}
+	p.shared[proto-2][i] = c
+	return c, nil
+}
+
+// dedicatedConn returns a connection for one client's exclusive use.
+func (p *nodePool) dedicatedConn(proto int) (*nodeConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idle := &p.idle[proto-2]
+	for len(*idle) > 0 {
+		c := (*idle)[len(*idle)-1]
+		*idle = (*idle)[:len(*idle)-1]
+		if !c.isBroken() {
+			return c, nil
+		}
+	}
+	return p.dialLocked(proto)
+}
+
+// release returns a dedicated connection whose node-side state is clean
+// (no WATCH, no MULTI); a few are kept for reuse.
+func (p *nodePool) release(c *nodeConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idle := &p.idle[c.proto-2]
+	if c.isBroken() || len(*idle) >= 8 {
+		c.nc.Close()
+		return
+	}
+	*idle = append(*idle, c)
+}
+
+// dialLocked connects, authenticates and switches protocol, then starts
+// the reader. p.mu is held, so concurrent clients wait for one dial.
+func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
+	now := time.Now()
+	if now.Before(p.downUntil) {
+		return nil, errNodeDown
+	}
+	nc, err := p.handshake(proto)
+	if err != nil {
+		p.downUntil = now.Add(p.srv.opts.RedialBackoff)
+		if p.lastErr == nil || p.lastErr.Error() != err.Error() {
+			p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
+		}
+		p.lastErr = err
+		p.errors.Add(1)
+		return nil, errNodeDown
+	}
+	if p.lastErr != nil {
+		p.srv.log.Info("node reachable again", "node", p.addr)
+		p.lastErr = nil
+	}
+	c := &nodeConn{node: p, nc: nc, proto: proto}
+	p.all[c] = struct{}{}
+	p.srv.bg.Add(1)
+	go func() {
+		defer p.srv.bg.Done()
+		c.readLoop()
+		p.mu.Lock()
+		delete(p.all, c)
+		p.mu.Unlock()
+	}()
+	return c, nil
+}
+
+// handshake dials the node and sends AUTH and HELLO as needed, reading
+// their replies before the connection is shared.
+func (p *nodePool) handshake(proto int) (net.Conn, error) {
+	o := p.srv.opts
+	nc, err := net.DialTimeout("tcp", p.addr, o.DialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	var cmds [][][]byte
+	if o.NodePassword != "" {
+		cmds = append(cmds, [][]byte{[]byte("AUTH"), []byte(o.NodePassword)})
+	}
+	if proto == 3 {
+		cmds = append(cmds, [][]byte{[]byte("HELLO"), []byte("3")})
+	}
+	if len(cmds) == 0 {
+		return nc, nil
+	}
+	var out []byte
+	for _, c := range cmds {
+		out = resp.AppendCommand(out, c)
+	}
+	nc.SetDeadline(time.Now().Add(o.DialTimeout + o.NodeTimeout))
+	defer nc.SetDeadline(time.Time{})
+	if _, err := nc.Write(out); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(nc)
+	var buf []byte
+	for range cmds {
+		v, err := readValue(br, &buf)
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		if v.IsError() {
+			nc.Close()
+			return nil, fmt.Errorf("node refused the handshake: %s", v.Str)
+		}
+	}
+	if br.Buffered() > 0 {
+		nc.Close()
+		return nil, errors.New("unexpected bytes after the handshake")
+	}
+	return nc, nil
+}
+
+// readValue reads one reply from br into *buf and decodes it.
+func readValue(br *bufio.Reader, buf *[]byte) (resp.Value, error) {
+	*buf = (*buf)[:0]
+	for {
+		n, err := resp.ReplyLen(*buf)
+		if err != nil {
+			return resp.Value{}, err
+		}
+		if n > 0 {
+			v, _, err := resp.ParseValue((*buf)[:n])
+			return v, err
+		}
+		b, err := br.ReadByte()
+		if err != nil {
+			return resp.Value{}, err
+		}
+		*buf = append(*buf, b)
+		if br.Buffered() > 0 {
+			more, _ := br.Peek(br.Buffered())
+			*buf = append(*buf, more...)
+			br.Discard(len(more))
+		}
+	}
+}
+
+// watchdog cuts off connections whose node has left requests unanswered,
+// with nothing moving, for longer than NodeTimeout.
+func (s *Server) watchdog() {
+	t := time.NewTicker(s.opts.NodeTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			limit := now.Add(-s.opts.NodeTimeout).UnixNano()
+			for _, p := range s.nodes {
+				p.mu.Lock()
+				conns := make([]*nodeConn, 0, len(p.all))
+				for c := range p.all {
+					conns = append(conns, c)
+				}
+				p.mu.Unlock()
+				for _, c := range conns {
+					if c.progress.Load() < limit && c.outstanding() > 0 {
+						s.log.Warn("node not answering; connection closed", "node", p.addr, "timeout", s.opts.NodeTimeout)
+						c.nc.Close()
+					}
+				}
+			}
+		}
+	}
+}
+
+// closeAll closes every connection of the pool.
+func (p *nodePool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.all {
+		c.nc.Close()
+	}
+}
+
+// latencyStats accumulates round-trip times of batches to a node, for
+// INFO.
+type latencyStats struct {
+	count atomic.Int64
+	sumUs atomic.Int64
+}
+
+func (l *latencyStats) add(d time.Duration) {
+	l.count.Add(1)
+	l.sumUs.Add(d.Microseconds())
+}

@@ -1,0 +1,346 @@
+package proxy
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// client is one client connection. Fields under mu are read by other
+// goroutines (CLIENT LIST, INFO); the rest belong to the client's own
+// goroutine.
+type client struct {
+	srv *Server
+	id  int64
+	nc  net.Conn
+	rd  *resp.Reader
+	w   resp.Writer // replies not yet written to the client
+
+	laddr, raddr string
+	created      time.Time
+	lastCmd      atomic.Pointer[slots.Command]
+	lastAt       atomic.Int64
+
+	mu    sync.Mutex
+	name  string
+	proto int
+
+	authed  bool
+	closing bool
+	killed  atomic.Bool
+	reply   replyMode
+
+	// The current batch: ops in the client's order, the requests they
+	// wait for, and the encoded commands per node.
+	b      *batch
+	ops    []op
+	local  resp.Writer // replies the proxy made itself, referenced by ops
+	reqs   []*request  // request pool; reqs[:nreq] are in use
+	nreq   int
+	sends  []nodeSend // by node index
+	keyBuf []int
+
+	multi *txState          // between MULTI and EXEC/DISCARD
+	watch map[int]*nodeConn // dedicated connections holding WATCHes, by node
+}
+
+// op is one command's place in the reply stream.
+type op struct {
+	// Exactly one of these says where the reply comes from: a request's
+	// raw reply, bytes in c.local, or a merge over several requests.
+	req        *request
+	start, end int
+	merge      func(c *client)
+	skip       bool // CLIENT REPLY OFF/SKIP
+}
+
+// nodeSend gathers one batch's commands for a node.
+type nodeSend struct {
+	buf  []byte
+	reqs []*request
+	used bool // had requests in the last dispatch (latency accounting)
+}
+
+// replyMode is the CLIENT REPLY state of a connection.
+type replyMode uint8
+
+const (
+	replyOn       replyMode = iota
+	replyOff                // CLIENT REPLY OFF: drop every reply
+	replySkipNext           // CLIENT REPLY SKIP was the current command
+	replySkipThis           // drop the reply of the current command
+)
+
+// Batch bounds: a client's pipeline is forwarded in chunks so that a
+// pipeline of any length needs bounded memory.
+const (
+	maxBatchOps   = 1024
+	maxBatchBytes = 1 << 20
+)
+
+func newClient(s *Server, nc net.Conn) *client {
+	c := &client{
+		srv:     s,
+		id:      s.nextID.Add(1),
+		nc:      nc,
+		rd:      resp.NewReader(nc),
+		laddr:   nc.LocalAddr().String(),
+		raddr:   nc.RemoteAddr().String(),
+		created: s.opts.Now(),
+		proto:   2,
+		authed:  s.opts.RequirePass == "",
+		b:       newBatch(),
+		sends:   make([]nodeSend, len(s.nodes)),
+		keyBuf:  make([]int, 0, 8),
+	}
+	c.w.Proto = 2
+	c.local.Proto = 2
+	c.rd.Unauthenticated = !c.authed
+	c.lastAt.Store(c.created.UnixNano())
+	return c
+}
+
+func (c *client) setAuthed(ok bool) {
+	c.authed = ok
+	c.rd.Unauthenticated = !ok
+}
+
+func (c *client) setProto(p int) {
+	c.w.Proto = p
+	c.local.Proto = p
+	c.mu.Lock()
+	c.proto = p
+	c.mu.Unlock()
+}
+
+// connIdx is the client's shared connection per node: fixed, so that its
+// commands to one node keep their order.
+func (c *client) connIdx() int { return int(c.id % int64(c.srv.opts.ConnsPerNode)) }
+
+// serveClient reads the client's commands until it goes away. Each batch
+// of pipelined commands is forwarded at once and answered in one write.
+func (s *Server) serveClient(c *client) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("client goroutine panicked; connection closed", "client", c.id, "panic", r)
+		}
+		c.releaseWatches(false)
+		c.nc.Close()
+		s.removeClient(c)
+	}()
+	for {
+		for {
+			args, ok, err := c.rd.Next()
+			if err != nil {
+				var pe *resp.ProtocolError
+				if errors.As(err, &pe) {
+					c.finishBatch()
+					c.w.Error("ERR " + pe.Error())
+				}
+				c.finishBatch()
+				c.flush()
+				return
+			}
+			if !ok {
+				break
+			}
+			c.handle(args)
+			if c.closing {
+				c.finishBatch()
+				c.flush()
+				return
+			}
+			if len(c.ops) >= maxBatchOps || c.pendingBytes() >= maxBatchBytes {
+				c.finishBatch()
+				if len(c.w.B) > 64*1024 && !c.flush() {
+					return
+				}
+			}
+		}
+		c.finishBatch()
+		if !c.flush() {
+			return
+		}
+		before := c.rd.Buffered()
+		if err := c.rd.Fill(); err != nil {
+			return
+		}
+		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+	}
+}
+
+func (c *client) pendingBytes() int {
+	n := len(c.local.B)
+	for i := range c.sends {
+		n += len(c.sends[i].buf)
+	}
+	return n
+}
+
+// flush writes buffered replies; false means the connection is gone.
+func (c *client) flush() bool {
+	if len(c.w.B) == 0 {
+		return true
+	}
+	n, err := c.nc.Write(c.w.B)
+	c.srv.stats.netOutput.Add(int64(n))
+	if cap(c.w.B) > 1<<20 {
+		c.w.B = nil
+	} else {
+		c.w.Reset()
+	}
+	return err == nil
+}
+
+// newRequest takes a request from the client's pool.
+func (c *client) newRequest() *request {
+	if c.nreq == len(c.reqs) {
+		c.reqs = append(c.reqs, &request{b: c.b})
+	}
+	r := c.reqs[c.nreq]
+	c.nreq++
+	return r
+}
+
+// forward queues args for node n and returns the request that will carry
+// the reply.
+func (c *client) forward(n int, args [][]byte) *request {
+	r := c.newRequest()
+	s := &c.sends[n]
+	s.buf = resp.AppendCommand(s.buf, args)
+	s.reqs = append(s.reqs, r)
+	return r
+}
+
+// addLocal closes a reply the proxy wrote into c.local since mark.
+func (c *client) addLocal(mark int) {
+	c.ops = append(c.ops, op{start: mark, end: len(c.local.B)})
+}
+
+// addReq adds a forwarded command's reply to the stream.
+func (c *client) addReq(r *request) { c.ops = append(c.ops, op{req: r}) }
+
+// addMerge adds a reply computed from several requests once they are in.
+func (c *client) addMerge(f func(c *client)) { c.ops = append(c.ops, op{merge: f}) }
+
+// dispatch sends the batch's commands to their nodes and waits for every
+// reply. A node that cannot be reached fails its requests at once.
+func (c *client) dispatch() {
+	if c.nreq == 0 {
+		return
+	}
+	c.b.remaining.Store(int32(c.nreq))
+	start := time.Now()
+	for i := range c.sends {
+		s := &c.sends[i]
+		if len(s.reqs) == 0 {
+			continue
+		}
+		s.used = true
+		p := c.srv.nodes[i]
+		p.requests.Add(int64(len(s.reqs)))
+		conn, err := p.sharedConn(c.w.Proto, c.connIdx())
+		if err != nil || !conn.send(s.reqs, s.buf) {
+			for _, r := range s.reqs {
+				r.failWith(resp.ErrClusterDownSlot)
+			}
+		}
+		clear(s.reqs)
+		s.reqs = s.reqs[:0]
+		if cap(s.buf) > 1<<20 {
+			s.buf = nil
+		} else {
+			s.buf = s.buf[:0]
+		}
+	}
+	<-c.b.done
+	d := time.Since(start)
+	for i := range c.sends {
+		if c.sends[i].used {
+			c.srv.nodes[i].latency.add(d)
+			c.sends[i].used = false
+		}
+	}
+}
+
+// finishBatch forwards what the batch holds, waits for the replies and
+// appends every reply, in order, to c.w.
+func (c *client) finishBatch() {
+	if len(c.ops) == 0 {
+		return
+	}
+	c.dispatch()
+	for i := range c.ops {
+		o := &c.ops[i]
+		switch {
+		case o.skip:
+		case o.req != nil:
+			c.w.Raw(o.req.reply)
+		case o.merge != nil:
+			o.merge(c)
+		default:
+			c.w.Raw(c.local.B[o.start:o.end])
+		}
+	}
+	c.srv.stats.commands.Add(int64(len(c.ops)))
+	clear(c.ops)
+	c.ops = c.ops[:0]
+	for _, r := range c.reqs[:c.nreq] {
+		if cap(r.reply) > 64*1024 {
+			r.reply = nil
+		}
+	}
+	c.nreq = 0
+	c.local.Reset()
+	if cap(c.local.B) > 1<<20 {
+		c.local.B = nil
+	}
+}
+
+// roundTrip runs commands on the given nodes now, outside the batch
+// (which must be empty), and returns their replies decoded. Used by
+// multi-step operations (SCAN across nodes, segmented bitmaps).
+func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
+	c.finishBatch()
+	reqs := make([]*request, len(cmds))
+	for i, args := range cmds {
+		reqs[i] = c.forward(nodes[i], args)
+	}
+	c.dispatch()
+	out := make([]resp.Value, len(reqs))
+	for i, r := range reqs {
+		out[i] = decodeReply(r.reply)
+	}
+	c.nreq = 0
+	return out
+}
+
+// decodeReply decodes a complete reply, copying it so that the value
+// outlives the request's buffer.
+func decodeReply(b []byte) resp.Value {
+	v, _, err := resp.ParseValue(append([]byte(nil), b...))
+	if err != nil {
+		return resp.Value{Type: '-', Str: []byte("ERR bad reply from node")}
+	}
+	return v
+}
+
+// releaseWatches gives back the dedicated connections of WATCH. With
+// clean set, the node-side WATCHes are already gone (EXEC, DISCARD,
+// UNWATCH) and the connections can be reused; otherwise they are closed,
+// which drops the node's state with them.
+func (c *client) releaseWatches(clean bool) {
+	for n, conn := range c.watch {
+		if clean {
+			c.srv.nodes[n].release(conn)
+		} else {
+			conn.nc.Close()
+		}
+	}
+	c.watch = nil
+}

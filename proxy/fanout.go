@@ -1,0 +1,197 @@
+package proxy
+
+import (
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Keyless commands that concern the whole keyspace go to every node and
+// their replies are merged into the one reply a single Redis would give.
+// A node's error fails the whole command (its error is passed on as is).
+
+func opsHandlers() map[string]func(c *client, args [][]byte) {
+	return map[string]func(c *client, args [][]byte){
+		"dbsize":           cmdSumInts,
+		"flushall":         cmdAllOK,
+		"flushdb":          cmdAllOK,
+		"config|set":       cmdAllOK,
+		"config|resetstat": cmdAllOK,
+		"keys":             cmdKeys,
+		"randomkey":        cmdRandomKey,
+		"scan":             cmdScan,
+		"info":             cmdInfo,
+		"exec":             cmdExec,
+		"watch":            cmdWatch,
+		"unwatch":          cmdUnwatch,
+	}
+}
+
+// toAll forwards args to every node and returns the requests in node
+// order.
+func (c *client) toAll(args [][]byte) []*request {
+	reqs := make([]*request, len(c.srv.nodes))
+	for i := range c.srv.nodes {
+		reqs[i] = c.forward(i, args)
+	}
+	return reqs
+}
+
+// firstError returns the first error reply among reqs, or nil.
+func firstError(reqs []*request) []byte {
+	for _, r := range reqs {
+		if len(r.reply) > 0 && (r.reply[0] == '-' || r.reply[0] == '!') {
+			return r.reply
+		}
+	}
+	return nil
+}
+
+// cmdSumInts: DBSIZE is the sum of the nodes' counts.
+func cmdSumInts(c *client, args [][]byte) {
+	reqs := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := firstError(reqs); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		var sum int64
+		for _, r := range reqs {
+			v := decodeReply(r.reply)
+			sum += v.Int
+		}
+		c.w.Int(sum)
+	})
+}
+
+// cmdAllOK: FLUSHALL, FLUSHDB and CONFIG SET apply to every node; the
+// reply is the first node's unless one failed.
+func cmdAllOK(c *client, args [][]byte) {
+	reqs := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := firstError(reqs); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		c.w.Raw(reqs[0].reply)
+	})
+}
+
+// cmdKeys concatenates the nodes' KEYS replies.
+func cmdKeys(c *client, args [][]byte) {
+	reqs := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := firstError(reqs); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		var all []resp.Value
+		for _, r := range reqs {
+			all = append(all, decodeReply(r.reply).Elems...)
+		}
+		c.w.Array(len(all))
+		for _, v := range all {
+			c.w.Bulk(v.Str)
+		}
+	})
+}
+
+// cmdRandomKey asks every node and picks one of the keys they name, so an
+// empty node never hides the others' keys.
+func cmdRandomKey(c *client, args [][]byte) {
+	reqs := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := firstError(reqs); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		var keys []*request
+		for _, r := range reqs {
+			if v := decodeReply(r.reply); !v.Null {
+				keys = append(keys, r)
+			}
+		}
+		if len(keys) == 0 {
+			c.w.Raw(reqs[0].reply)
+			return
+		}
+		c.w.Raw(keys[rand.IntN(len(keys))].reply)
+	})
+}
+
+// cmdScan runs SCAN across the nodes one after the other. A node's cursor
+// carries the slot it stands at in its top 14 bits (node/engine/scan.go:
+// slot<<50 | position), so the proxy's cursor is the node's cursor as is:
+// its slot says which node continues the scan. When a node finishes, the
+// scan moves on to the first slot of the next node; the cursor stays
+// valid whoever owns the slots by then.
+func cmdScan(c *client, args [][]byte) {
+	cursor, err := strconv.ParseUint(string(args[1]), 10, 64)
+	if err != nil {
+		// Odd but valid cursors ("+5", "") and invalid ones: the first
+		// node parses them and answers exactly.
+		c.addReq(c.forward(0, args))
+		return
+	}
+	topo := c.srv.topo
+	sub := make([][]byte, len(args))
+	copy(sub, args)
+	for i := 2; i < len(sub); i++ {
+		sub[i] = append([]byte(nil), sub[i]...)
+	}
+	var (
+		keys []resp.Value
+		next uint64
+	)
+	for {
+		slot := uint16(cursor >> scanPosBits)
+		n := topo.Owner(slot)
+		sub[1] = strconv.AppendUint(nil, cursor, 10)
+		v := c.roundTrip([]int{n}, [][][]byte{sub})[0]
+		if v.IsError() || len(v.Elems) != 2 {
+			mark := len(c.local.B)
+			c.local.Raw(resp.AppendValue(nil, v))
+			c.addLocal(mark)
+			return
+		}
+		keys = append(keys, v.Elems[1].Elems...)
+		next, _ = strconv.ParseUint(string(v.Elems[0].Str), 10, 64)
+		if end := rangeEnd(topo, n, slot); next == 0 || int(next>>scanPosBits) > end {
+			// The node is done with this range of slots: go on with
+			// the first slot after it.
+			next = 0
+			if end+1 < slots.Count {
+				next = uint64(end+1) << scanPosBits
+			}
+		}
+		// Keep going while pages come back empty, so a client is not
+		// handed a string of empty pages across nodes.
+		if len(keys) > 0 || next == 0 {
+			break
+		}
+		cursor = next
+	}
+	mark := len(c.local.B)
+	c.local.Array(2)
+	c.local.BulkString(strconv.FormatUint(next, 10))
+	c.local.Array(len(keys))
+	for _, k := range keys {
+		c.local.Bulk(k.Str)
+	}
+	c.addLocal(mark)
+}
+
+// scanPosBits is where a node's SCAN cursor keeps the slot.
+const scanPosBits = 50
+
+// rangeEnd is the last slot of node n's range that holds slot.
+func rangeEnd(topo Topology, n int, slot uint16) int {
+	for _, r := range topo.Nodes()[n].Ranges {
+		if r.First <= slot && slot <= r.Last {
+			return int(r.Last)
+		}
+	}
+	return int(slot)
+}

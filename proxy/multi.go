@@ -1,0 +1,243 @@
+package proxy
+
+import (
+	"fmt"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Transactions. MULTI ... EXEC is queued in the proxy, which checks each
+// command as a Redis Cluster node would (unknown, arity, CROSSSLOT within
+// one command: an error that makes EXEC answer EXECABORT) and answers
+// QUEUED itself. At EXEC every queued command must be in one slot, or EXEC
+// answers CROSSSLOT and the transaction is discarded, as on a Redis
+// Cluster node that owns every slot. The transaction then goes to the
+// slot's node as one contiguous MULTI ... EXEC block, which the node runs
+// as one unit; only EXEC's reply is passed on.
+//
+// WATCH needs the node's per-connection state: each WATCH borrows a
+// dedicated connection to its keys' node and keeps it until EXEC, DISCARD,
+// UNWATCH or the client leaves. EXEC then checks the WATCHes on the other
+// nodes (an empty MULTI/EXEC there answers nil if a watched key changed)
+// and runs the transaction on its own node's WATCH connection, so the
+// node's own check covers the keys there. Watched keys on other nodes are
+// checked just before, not atomically with, the EXEC.
+
+// txState is a client's open transaction.
+type txState struct {
+	buf     []byte // MULTI and the queued commands, encoded
+	n       int    // queued commands
+	slot    int    // the slot of the keys so far; -1 none yet
+	cross   bool   // queued commands touch different slots
+	aborted bool   // a queued command was refused
+}
+
+// txForwardable are the proxy-answered commands that may be queued: the
+// node answers them identically inside EXEC.
+var txForwardable = map[string]bool{
+	"ping": true, "echo": true, "time": true, "select": true, "cluster|keyslot": true,
+}
+
+func cmdMulti(c *client, args [][]byte) {
+	if c.multi != nil {
+		c.local.Error(resp.ErrMultiNested)
+		return
+	}
+	c.multi = &txState{slot: -1, buf: resp.AppendCommand(nil, [][]byte{[]byte("MULTI")})}
+	c.local.OK()
+}
+
+func cmdDiscard(c *client, args [][]byte) {
+	if c.multi == nil {
+		c.local.Error(resp.ErrDiscardNoMulti)
+		return
+	}
+	c.discardTx()
+	c.releaseWatches(false)
+	c.local.OK()
+}
+
+func (c *client) discardTx() { c.multi = nil }
+
+// queueTx queues a checked command of an open transaction.
+func (c *client) queueTx(r *route, args [][]byte, slot int) {
+	tx := c.multi
+	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] {
+		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
+		return
+	}
+	if slot >= 0 {
+		if tx.slot < 0 {
+			tx.slot = slot
+		} else if tx.slot != slot {
+			tx.cross = true
+		}
+	}
+	tx.buf = resp.AppendCommand(tx.buf, args)
+	tx.n++
+	mark := len(c.local.B)
+	c.local.Simple("QUEUED")
+	c.addLocal(mark)
+}
+
+// cmdExec runs the open transaction on its slot's node.
+func cmdExec(c *client, args [][]byte) {
+	tx := c.multi
+	mark := len(c.local.B)
+	switch {
+	case tx == nil:
+		c.local.Error(resp.ErrExecNoMulti)
+		c.addLocal(mark)
+		return
+	case tx.aborted:
+		c.discardTx()
+		c.releaseWatches(false)
+		c.local.Error(resp.ErrExecAbort)
+		c.addLocal(mark)
+		return
+	case tx.cross:
+		c.discardTx()
+		c.releaseWatches(false)
+		c.srv.stats.crossSlot.Add(1)
+		c.local.Error(resp.ErrCrossSlot)
+		c.addLocal(mark)
+		return
+	}
+	c.discardTx()
+	node := 0
+	switch {
+	case tx.slot >= 0:
+		node = c.srv.topo.Owner(uint16(tx.slot))
+	case len(c.watch) > 0:
+		for n := range c.watch {
+			node = n
+			break
+		}
+	}
+	tx.buf = resp.AppendCommand(tx.buf, [][]byte{[]byte("EXEC")})
+	if len(c.watch) == 0 {
+		// One block on the shared connection: the node runs it whole.
+		var last *request
+		s := &c.sends[node]
+		s.buf = append(s.buf, tx.buf...)
+		for range tx.n + 2 {
+			last = c.newRequest()
+			s.reqs = append(s.reqs, last)
+		}
+		c.addReq(last)
+		return
+	}
+	// WATCHes elsewhere first: a nil from any of them aborts.
+	for n, conn := range c.watch {
+		if n == node {
+			continue
+		}
+		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), [][]byte{[]byte("EXEC")})}, 2)
+		if v := decodeReply(replies[1]); v.Null || v.IsError() {
+			c.releaseWatches(false)
+			mark := len(c.local.B)
+			if v.IsError() {
+				c.local.Raw(replies[1])
+			} else {
+				c.local.NullArray()
+			}
+			c.addLocal(mark)
+			return
+		}
+	}
+	conn := c.watch[node]
+	var replies [][]byte
+	if conn != nil {
+		replies = c.roundTripOn(conn, [][]byte{tx.buf}, tx.n+2)
+	} else {
+		replies = c.roundTripShared(node, tx.buf, tx.n+2)
+	}
+	c.releaseWatches(true)
+	mark = len(c.local.B)
+	c.local.Raw(replies[len(replies)-1])
+	c.addLocal(mark)
+}
+
+// cmdWatch sends WATCH on a dedicated connection to the keys' node.
+func cmdWatch(c *client, args [][]byte) {
+	if c.multi != nil {
+		mark := len(c.local.B)
+		c.local.Error(resp.ErrWatchInMulti)
+		c.addLocal(mark)
+		return
+	}
+	node := c.srv.topo.Owner(slots.Slot(args[1]))
+	conn := c.watch[node]
+	if conn == nil {
+		c.finishBatch()
+		var err error
+		conn, err = c.srv.nodes[node].dedicatedConn(c.w.Proto)
+		if err != nil {
+			c.localError(resp.ErrClusterDownSlot)
+			return
+		}
+		if c.watch == nil {
+			c.watch = map[int]*nodeConn{}
+		}
+		c.watch[node] = conn
+	}
+	replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, args)}, 1)
+	mark := len(c.local.B)
+	c.local.Raw(replies[0])
+	c.addLocal(mark)
+}
+
+// cmdUnwatch drops every WATCH (outside MULTI; inside, UNWATCH is queued
+// like any command).
+func cmdUnwatch(c *client, args [][]byte) {
+	for _, conn := range c.watch {
+		c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, args)}, 1)
+	}
+	c.releaseWatches(true)
+	mark := len(c.local.B)
+	c.local.OK()
+	c.addLocal(mark)
+}
+
+// roundTripOn sends encoded commands (n replies expected) on a dedicated
+// connection after finishing the batch, and returns the raw replies.
+func (c *client) roundTripOn(conn *nodeConn, data [][]byte, n int) [][]byte {
+	c.finishBatch()
+	var buf []byte
+	for _, d := range data {
+		buf = append(buf, d...)
+	}
+	reqs := make([]*request, n)
+	for i := range reqs {
+		reqs[i] = c.newRequest()
+	}
+	c.b.remaining.Store(int32(n))
+	if !conn.send(reqs, buf) {
+		for _, r := range reqs {
+			r.failWith(resp.ErrClusterDownSlot)
+		}
+	}
+	<-c.b.done
+	out := make([][]byte, n)
+	for i, r := range reqs {
+		out[i] = append([]byte(nil), r.reply...)
+	}
+	c.nreq = 0
+	return out
+}
+
+// roundTripShared sends encoded commands (n replies) on the client's
+// shared connection to node after finishing the batch.
+func (c *client) roundTripShared(node int, data []byte, n int) [][]byte {
+	c.finishBatch()
+	conn, err := c.srv.nodes[node].sharedConn(c.w.Proto, c.connIdx())
+	if err != nil {
+		out := make([][]byte, n)
+		for i := range out {
+			out[i] = []byte("-" + resp.ErrClusterDownSlot + "\r\n")
+		}
+		return out
+	}
+	return c.roundTripOn(conn, [][]byte{data}, n)
+}

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"time"
+)
+
+// CrossSlotMode says what the proxy does with a command whose keys are in
+// more than one slot.
+type CrossSlotMode int
+
+const (
+	// CrossSlotStrict refuses it with CROSSSLOT, as a Redis Cluster node.
+	CrossSlotStrict CrossSlotMode = iota
+	// CrossSlotSplit splits MGET, MSET, DEL, UNLINK, EXISTS and TOUCH into
+	// one pipelined sub-request per node and merges the replies; every
+	// other multi-slot command is still refused.
+	CrossSlotSplit
+)
+
+// ParseCrossSlotMode parses the --cross-slot flag.
+func ParseCrossSlotMode(s string) (CrossSlotMode, error) {
+	switch s {
+	case "strict":
+		return CrossSlotStrict, nil
+	case "split":
+		return CrossSlotSplit, nil
+	}
+	return 0, fmt.Errorf("bad cross-slot mode %q (want strict or split)", s)
+}
+
+func (m CrossSlotMode) String() string {
+	if m == CrossSlotSplit {
+		return "split"
+	}
+	return "strict"
+}
+
+// Options configure a proxy. Zero values mean the defaults in
+// DefaultOptions.
+type Options struct {
+	// Addr is the client listen address, e.g. "127.0.0.1:7379".
+	Addr string
+	// Topology says which node serves which slot. Required.
+	Topology Topology
+	// CrossSlot is the cross-slot policy.
+	CrossSlot CrossSlotMode
+	// RequirePass, when set, makes clients AUTH before anything else.
+	RequirePass string
+	// NodePassword is sent with AUTH on every backend connection.
+	NodePassword string
+	// MaxClients caps concurrent client connections.
+	MaxClients int
+	// ConnsPerNode is the number of shared pipelined connections per node
+	// and protocol version.
+	ConnsPerNode int
+	// DialTimeout bounds connecting to a node.
+	DialTimeout time.Duration
+	// NodeTimeout is how long a node may leave requests unanswered (with
+	// no bytes moving either way) before the proxy gives up on the
+	// connection and fails them.
+	NodeTimeout time.Duration
+	// RedialBackoff is how long a node that refused a connection is
+	// answered with CLUSTERDOWN before the proxy tries it again.
+	RedialBackoff time.Duration
+	// SegmentKeys are glob patterns of keys served as segmented bitmaps.
+	SegmentKeys []string
+	// SegmentBits is the number of bits per bitmap segment (a power of
+	// two).
+	SegmentBits uint64
+	// MetricsAddr, when set, serves Prometheus metrics over HTTP.
+	MetricsAddr string
+	// Logger receives the proxy's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the options a proxy runs with unless told
+// otherwise.
+func DefaultOptions() Options {
+	return Options{
+		Addr:          "127.0.0.1:7379",
+		MaxClients:    10000,
+		ConnsPerNode:  2,
+		DialTimeout:   time.Second,
+		NodeTimeout:   5 * time.Second,
+		RedialBackoff: 500 * time.Millisecond,
+		SegmentBits:   1 << 23,
+	}
+}
+
+func (o Options) withDefaults() (Options, error) {
+	d := DefaultOptions()
+	if o.Addr == "" {
+		o.Addr = d.Addr
+	}
+	if o.Topology == nil || len(o.Topology.Nodes()) == 0 {
+		return o, errors.New("proxy: a topology with at least one node is required")
+	}
+	if o.MaxClients == 0 {
+		o.MaxClients = d.MaxClients
+	}
+	if o.ConnsPerNode == 0 {
+		o.ConnsPerNode = d.ConnsPerNode
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = d.DialTimeout
+	}
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = d.NodeTimeout
+	}
+	if o.RedialBackoff == 0 {
+		o.RedialBackoff = d.RedialBackoff
+	}
+	if o.SegmentBits == 0 {
+		o.SegmentBits = d.SegmentBits
+	}
+	switch {
+	case o.MaxClients < 0:
+		return o, errors.New("proxy: MaxClients must be positive")
+	case o.ConnsPerNode < 0 || o.ConnsPerNode > 64:
+		return o, errors.New("proxy: ConnsPerNode must be between 1 and 64")
+	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0:
+		return o, errors.New("proxy: timeouts must be positive")
+	case bits.OnesCount64(o.SegmentBits) != 1 || o.SegmentBits < 1<<12 || o.SegmentBits > 1<<32:
+		return o, errors.New("proxy: SegmentBits must be a power of two between 2^12 and 2^32")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o, nil
+}

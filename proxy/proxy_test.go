@@ -1,0 +1,266 @@
+package proxy_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
+	"github.com/shardgate/shardgate/slots"
+)
+
+func isNull(v difftest.Value) bool {
+	return v.Kind == difftest.NullBulk || v.Kind == difftest.NullArray || v.Kind == difftest.Null
+}
+
+func dial(t *testing.T, addr string, proto int) *difftest.Conn {
+	t.Helper()
+	c, err := difftest.DialProto(addr, proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func do(t *testing.T, c *difftest.Conn, args ...string) difftest.Value {
+	t.Helper()
+	v, err := c.DoStrings(args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return v
+}
+
+// keyOnNode returns a key whose slot node n of a 3-node static topology
+// owns.
+func keyOnNode(t *testing.T, topo proxy.Topology, n int, prefix string) string {
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("%s%d", prefix, i)
+		if topo.Owner(slots.SlotString(k)) == n {
+			return k
+		}
+	}
+}
+
+// TestRoutingSpreadsKeys checks that keys land on the node owning their
+// slot and that fan-out commands see all of them.
+func TestRoutingSpreadsKeys(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	const n = 300
+	for i := range n {
+		if v := do(t, c, "SET", fmt.Sprint("key:", i), fmt.Sprint(i)); v.Text() != "OK" {
+			t.Fatalf("SET: %v", v)
+		}
+	}
+	for i, addr := range cl.NodeAddrs {
+		got := do(t, dial(t, addr, 2), "DBSIZE").Int
+		if got == 0 || got == n {
+			t.Errorf("node %d holds %d of %d keys; want a share", i, got, n)
+		}
+	}
+	if v := do(t, c, "DBSIZE"); v.Int != n {
+		t.Errorf("DBSIZE = %v, want %d", v, n)
+	}
+	for i := range n {
+		if v := do(t, c, "GET", fmt.Sprint("key:", i)); v.Text() != fmt.Sprint(i) {
+			t.Fatalf("GET key:%d = %v", i, v)
+		}
+	}
+	if v := do(t, c, "KEYS", "key:*"); len(v.Elems) != n {
+		t.Errorf("KEYS returned %d keys, want %d", len(v.Elems), n)
+	}
+	// SCAN across nodes returns every key exactly once.
+	seen := map[string]int{}
+	cursor := "0"
+	for {
+		v := do(t, c, "SCAN", cursor, "COUNT", "7")
+		cursor = v.Elems[0].Text()
+		for _, k := range v.Elems[1].Elems {
+			seen[k.Text()]++
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("SCAN saw %d keys, want %d", len(seen), n)
+	}
+	for k, cnt := range seen {
+		if cnt != 1 {
+			t.Errorf("SCAN returned %s %d times", k, cnt)
+		}
+	}
+	if v := do(t, c, "FLUSHALL"); v.Text() != "OK" {
+		t.Fatalf("FLUSHALL: %v", v)
+	}
+	if v := do(t, c, "DBSIZE"); v.Int != 0 {
+		t.Errorf("DBSIZE after FLUSHALL = %v", v)
+	}
+}
+
+func TestCrossSlotStrictAndSplit(t *testing.T) {
+	strict := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, strict.Addr, 2)
+	if v := do(t, c, "MSET", "a", "1", "b", "2"); v.Text() != "CROSSSLOT Keys in request don't hash to the same slot" {
+		t.Errorf("strict MSET a b: %v", v)
+	}
+	if v := do(t, c, "MSET", "{u}a", "1", "{u}b", "2"); v.Text() != "OK" {
+		t.Errorf("strict MSET with a hash tag: %v", v)
+	}
+
+	split := proxytest.Start(t, 3, proxy.Options{CrossSlot: proxy.CrossSlotSplit})
+	s := dial(t, split.Addr, 2)
+	var args []string
+	for i := range 20 {
+		args = append(args, fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	if v := do(t, s, append([]string{"MSET"}, args...)...); v.Text() != "OK" {
+		t.Fatalf("split MSET: %v", v)
+	}
+	get := []string{"MGET"}
+	for i := range 20 {
+		get = append(get, fmt.Sprint("k", i), "missing")
+	}
+	v := do(t, s, get...)
+	if len(v.Elems) != 40 {
+		t.Fatalf("split MGET: %v", v)
+	}
+	for i := range 20 {
+		if v.Elems[2*i].Text() != fmt.Sprint("v", i) || !isNull(v.Elems[2*i+1]) {
+			t.Fatalf("split MGET element %d: %v %v", i, v.Elems[2*i], v.Elems[2*i+1])
+		}
+	}
+	if v := do(t, s, "EXISTS", "k1", "k1", "k2", "nope"); v.Int != 3 {
+		t.Errorf("split EXISTS = %v, want 3", v)
+	}
+	if v := do(t, s, "DEL", "k1", "k2", "k3", "nope"); v.Int != 3 {
+		t.Errorf("split DEL = %v, want 3", v)
+	}
+	// Not splittable: still CROSSSLOT.
+	if v := do(t, s, "MSETNX", "a", "1", "b", "2"); v.Text() != "CROSSSLOT Keys in request don't hash to the same slot" {
+		t.Errorf("split MSETNX: %v", v)
+	}
+}
+
+// TestPipelineOrder sends one pipeline mixing nodes and proxy-answered
+// commands and checks every reply comes back in order.
+func TestPipelineOrder(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	const n = 5000
+	for i := range n {
+		var err error
+		switch i % 3 {
+		case 0:
+			err = c.Send([]byte("SET"), []byte(fmt.Sprint("p", i)), []byte(fmt.Sprint(i)))
+		case 1:
+			err = c.Send([]byte("GET"), []byte(fmt.Sprint("p", i-1)))
+		case 2:
+			err = c.Send([]byte("ECHO"), []byte(fmt.Sprint(i)))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "OK"
+		switch i % 3 {
+		case 1:
+			want = fmt.Sprint(i - 1)
+		case 2:
+			want = fmt.Sprint(i)
+		}
+		if v.Text() != want {
+			t.Fatalf("reply %d = %v, want %s", i, v, want)
+		}
+	}
+}
+
+func TestTransactions(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "MULTI")
+	if v := do(t, c, "SET", "{t}a", "1"); v.Text() != "QUEUED" {
+		t.Fatalf("queued: %v", v)
+	}
+	do(t, c, "INCR", "{t}b")
+	v := do(t, c, "EXEC")
+	if len(v.Elems) != 2 || v.Elems[0].Text() != "OK" || v.Elems[1].Int != 1 {
+		t.Fatalf("EXEC: %v", v)
+	}
+	// Queued commands in different slots: EXEC answers CROSSSLOT and the
+	// transaction is gone.
+	do(t, c, "MULTI")
+	do(t, c, "SET", "a", "1")
+	do(t, c, "SET", "b", "1")
+	if v := do(t, c, "EXEC"); v.Text() != "CROSSSLOT Keys in request don't hash to the same slot" {
+		t.Errorf("cross-slot EXEC: %v", v)
+	}
+	if v := do(t, c, "EXEC"); v.Text() != "ERR EXEC without MULTI" {
+		t.Errorf("second EXEC: %v", v)
+	}
+	// A queued cross-slot command: EXECABORT.
+	do(t, c, "MULTI")
+	if v := do(t, c, "MSET", "a", "1", "b", "2"); v.Text() != "CROSSSLOT Keys in request don't hash to the same slot" {
+		t.Errorf("queued MSET: %v", v)
+	}
+	if v := do(t, c, "EXEC"); v.Text() != "EXECABORT Transaction discarded because of previous errors." {
+		t.Errorf("EXEC after a refused command: %v", v)
+	}
+	// WATCH: a change by another client makes EXEC answer nil.
+	other := dial(t, cl.Addr, 2)
+	do(t, c, "WATCH", "{w}k")
+	do(t, other, "SET", "{w}k", "x")
+	do(t, c, "MULTI")
+	do(t, c, "SET", "{w}k", "mine")
+	if v := do(t, c, "EXEC"); !isNull(v) {
+		t.Errorf("EXEC after a watched change: %v, want nil", v)
+	}
+	if v := do(t, c, "GET", "{w}k"); v.Text() != "x" {
+		t.Errorf("GET after aborted EXEC: %v", v)
+	}
+	// Unchanged WATCH on another node than the transaction's keys.
+	topo := cl.Proxy.Topology()
+	k0, k1 := keyOnNode(t, topo, 0, "w0-"), keyOnNode(t, topo, 1, "w1-")
+	do(t, c, "WATCH", k0)
+	do(t, c, "MULTI")
+	do(t, c, "SET", k1, "v")
+	if v := do(t, c, "EXEC"); len(v.Elems) != 1 || v.Elems[0].Text() != "OK" {
+		t.Errorf("EXEC with a WATCH on another node: %v", v)
+	}
+	do(t, c, "WATCH", k0)
+	do(t, other, "SET", k0, "changed")
+	do(t, c, "MULTI")
+	do(t, c, "SET", k1, "v2")
+	if v := do(t, c, "EXEC"); !isNull(v) {
+		t.Errorf("EXEC with a broken WATCH on another node: %v", v)
+	}
+	if v := do(t, c, "GET", k1); v.Text() != "v" {
+		t.Errorf("GET after aborted EXEC: %v", v)
+	}
+}
+
+func TestDeadNodeFailsFastAndRecovers(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	topo := cl.Proxy.Topology()
+	k0, k1 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b")
+	do(t, c, "SET", k0, "1")
+	cl.StopNode[1]()
+	if v := do(t, c, "GET", k1); !v.IsError() {
+		t.Errorf("GET on a dead node's slot: %v, want an error", v)
+	}
+	if v := do(t, c, "GET", k1); v.Text() != "CLUSTERDOWN Hash slot not served" {
+		t.Errorf("GET on a dead node's slot: %v", v)
+	}
+	if v := do(t, c, "GET", k0); v.Text() != "1" {
+		t.Errorf("GET on a live node's slot: %v", v)
+	}
+}

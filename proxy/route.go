@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"fmt"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// routeKind says how the proxy serves a command.
+type routeKind uint8
+
+const (
+	// routeKeyed goes to the node that owns its keys' slot (keyless
+	// instances, like SCAN-less KEYS... go to the first node).
+	routeKeyed routeKind = iota
+	// routeAnyNode is keyless and answered alike by every node (COMMAND,
+	// CONFIG GET, the HELP subcommands, DEBUG's refusal): the first node
+	// answers.
+	routeAnyNode
+	// routeLocal is answered by the proxy itself, into c.local.
+	routeLocal
+	// routeOps adds its own ops (fan-out with a merge, or round trips of
+	// its own); handler does everything.
+	routeOps
+)
+
+// route binds a command of the table to the proxy's way of serving it.
+type route struct {
+	cmd     *slots.Command
+	kind    routeKind
+	handler func(c *client, args [][]byte)
+	// split serves the command over several slots in --cross-slot split
+	// mode; nil means it is refused with CROSSSLOT.
+	split func(c *client, args [][]byte, keys []int)
+	// txControl commands run at once even inside MULTI.
+	txControl bool
+	// barrier commands change how the client's later commands are sent
+	// (protocol version): the batch before them is finished first.
+	barrier bool
+}
+
+func buildRoutes() []route {
+	local := localHandlers()
+	ops := opsHandlers()
+	split := splitHandlers()
+	routes := make([]route, slots.NumIDs())
+	var add func(cmd *slots.Command)
+	add = func(cmd *slots.Command) {
+		r := &routes[cmd.ID]
+		r.cmd = cmd
+		switch {
+		case local[cmd.FullName] != nil:
+			r.kind, r.handler = routeLocal, local[cmd.FullName]
+		case ops[cmd.FullName] != nil:
+			r.kind, r.handler = routeOps, ops[cmd.FullName]
+		case cmd.HasKeys():
+			r.kind = routeKeyed
+		default:
+			r.kind = routeAnyNode
+		}
+		r.split = split[cmd.FullName]
+		r.txControl = txControlCommands[cmd.FullName]
+		r.barrier = cmd.FullName == "hello" || cmd.FullName == "reset"
+		for _, sub := range cmd.Subcommands {
+			add(sub)
+		}
+	}
+	for _, cmd := range slots.All() {
+		add(cmd)
+	}
+	return routes
+}
+
+// txControlCommands are not queued by MULTI (as in Redis's processCommand).
+var txControlCommands = map[string]bool{
+	"exec": true, "discard": true, "multi": true, "watch": true,
+	"quit": true, "reset": true,
+}
+
+// handle serves one command: the checks a Redis Cluster node makes, in its
+// order (lookup, arity, auth, CROSSSLOT), then MULTI queueing or routing.
+// Every command adds exactly one op to the batch.
+func (c *client) handle(args [][]byte) {
+	c.handleCommand(args)
+	switch c.reply {
+	case replyOff:
+		c.ops[len(c.ops)-1].skip = true
+	case replySkipThis:
+		c.ops[len(c.ops)-1].skip = true
+		c.reply = replyOn
+	case replySkipNext:
+		c.reply = replySkipThis
+	}
+}
+
+func (c *client) handleCommand(args [][]byte) {
+	cmd := slots.Lookup(args[0])
+	if cmd == nil {
+		if h := proxyOnlyCommand(args[0]); h != nil {
+			c.runLocal(h, args)
+			return
+		}
+		c.reject(resp.UnknownCommand(args))
+		return
+	}
+	if cmd.Name == "cluster" && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
+		c.runLocal(clusterSubcommand(args[1]), args)
+		return
+	}
+	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
+		sub := slots.LookupSub(cmd, args[1])
+		if sub == nil {
+			c.reject(resp.UnknownSubcommand(args))
+			return
+		}
+		cmd = sub
+	}
+	if !cmd.CheckArity(len(args)) {
+		c.rejectCmd(cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName))
+		return
+	}
+	if cmd.Name == "debug" {
+		c.rejectCmd(cmd, resp.ErrDebugDisabled)
+		return
+	}
+	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
+		c.rejectCmd(cmd, resp.ErrNoAuth)
+		return
+	}
+	if c.multi != nil && cmd.Has(slots.FlagNoMulti) {
+		c.reject(resp.ErrNoMultiCommand)
+		return
+	}
+	r := &c.srv.routes[cmd.ID]
+	c.lastCmd.Store(cmd)
+	slot, keys, cross := c.commandSlot(cmd, args)
+	if cross {
+		if r.split != nil && c.srv.opts.CrossSlot == CrossSlotSplit && c.multi == nil {
+			r.split(c, args, keys)
+			return
+		}
+		c.srv.stats.crossSlot.Add(1)
+		c.reject(resp.ErrCrossSlot)
+		return
+	}
+	if c.multi != nil && !r.txControl {
+		c.queueTx(r, args, slot)
+		return
+	}
+	switch r.kind {
+	case routeKeyed:
+		n := 0
+		if slot >= 0 {
+			n = c.srv.topo.Owner(uint16(slot))
+		}
+		c.addReq(c.forward(n, args))
+	case routeAnyNode:
+		c.addReq(c.forward(0, args))
+	case routeLocal:
+		if r.barrier {
+			c.finishBatch()
+		}
+		c.runLocal(r.handler, args)
+	case routeOps:
+		r.handler(c, args)
+	}
+}
+
+// runLocal runs a proxy-answered command, recording its reply.
+func (c *client) runLocal(h func(c *client, args [][]byte), args [][]byte) {
+	mark := len(c.local.B)
+	h(c, args)
+	c.addLocal(mark)
+}
+
+// commandSlot returns the slot of the command's keys (-1 when it has
+// none), their argument indexes, and whether they span several slots.
+func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (slot int, keys []int, cross bool) {
+	if !cmd.HasKeys() {
+		return -1, nil, false
+	}
+	c.keyBuf = cmd.KeyIndexes(args, c.keyBuf[:0])
+	if len(c.keyBuf) == 0 && cmd.FirstKey > 0 {
+		// The key specs found nothing (PFMERGE with only its
+		// destination): Redis's cluster routing uses the legacy range.
+		last := cmd.LastKey
+		if last < 0 {
+			last += len(args)
+		}
+		for i := cmd.FirstKey; i <= last && i < len(args); i += max(cmd.Step, 1) {
+			c.keyBuf = append(c.keyBuf, i)
+		}
+	}
+	slot = -1
+	for _, i := range c.keyBuf {
+		sl := int(slots.Slot(args[i]))
+		if slot < 0 {
+			slot = sl
+		} else if sl != slot {
+			cross = true
+		}
+	}
+	return slot, c.keyBuf, cross
+}
+
+// reject answers with an error that happens before a command runs; inside
+// MULTI it also dooms the transaction, as Redis's flagTransaction does.
+func (c *client) reject(msg string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
+	c.localError(msg)
+}
+
+// rejectCmd is reject for a looked-up command: a rejected EXEC ends the
+// transaction instead (Redis's execCommandAbort).
+func (c *client) rejectCmd(cmd *slots.Command, msg string) {
+	if cmd.FullName == "exec" {
+		c.discardTx()
+		c.localError(msg)
+		return
+	}
+	c.reject(msg)
+}
+
+// localError adds an error reply made by the proxy.
+func (c *client) localError(msg string) {
+	mark := len(c.local.B)
+	c.local.Error(msg)
+	c.addLocal(mark)
+}

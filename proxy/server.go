@@ -1,0 +1,188 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a running proxy.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	topo   Topology
+	nodes  []*nodePool
+	routes []route // by slots.Command.ID
+	myID   string  // the 40-hex node id CLUSTER replies present
+	start  time.Time
+
+	mu      sync.Mutex
+	ln      net.Listener
+	clients map[int64]*client
+	closed  bool
+
+	nextID atomic.Int64
+	stats  serverStats
+	wg     sync.WaitGroup // client goroutines
+	bg     sync.WaitGroup // node readers, watchdog
+	stop   chan struct{}
+}
+
+// serverStats are INFO's counters.
+type serverStats struct {
+	connections atomic.Int64 // total_connections_received
+	commands    atomic.Int64 // total_commands_processed
+	rejected    atomic.Int64 // rejected_connections
+	crossSlot   atomic.Int64 // commands refused with CROSSSLOT
+	netInput    atomic.Int64
+	netOutput   atomic.Int64
+}
+
+// New returns a proxy; Serve starts it.
+func New(opts Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:    o,
+		log:     o.Logger,
+		topo:    o.Topology,
+		clients: map[int64]*client{},
+		start:   o.Now(),
+		stop:    make(chan struct{}),
+		myID:    stableClusterID(o.Addr),
+	}
+	for i, n := range o.Topology.Nodes() {
+		s.nodes = append(s.nodes, newNodePool(s, i, n.Addr))
+	}
+	s.routes = buildRoutes()
+	return s, nil
+}
+
+// ListenAndServe listens on Options.Addr and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve accepts clients on ln until ctx ends or Close is called. It
+// returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return errors.New("proxy: server closed")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", len(s.nodes), "cross-slot", s.opts.CrossSlot.String())
+
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.watchdog()
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.stop:
+		}
+	}()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.accept(nc)
+	}
+}
+
+// Addr is the listening address, once Serve has started.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops accepting, disconnects every client, closes the node
+// connections and waits for every goroutine to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		s.bg.Wait()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, c := range s.clients {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	for _, p := range s.nodes {
+		p.closeAll()
+	}
+	s.bg.Wait()
+	return nil
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.stats.connections.Add(1)
+	s.mu.Lock()
+	if len(s.clients) >= s.opts.MaxClients {
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	c := newClient(s, nc)
+	s.clients[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.serveClient(c)
+	}()
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+}
+
+// Topology returns the proxy's topology.
+func (s *Server) Topology() Topology { return s.topo }

@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// --cross-slot split: MGET, MSET, DEL, UNLINK, EXISTS and TOUCH over
+// several slots are cut into one command per slot (a node refuses
+// anything wider, as a Redis Cluster node does); the commands for one node
+// leave in the batch's single write to it and all nodes work in parallel.
+// The merged reply is what one Redis would answer: MGET's values in the
+// order asked, MSET's OK, the others' summed counts. If any part fails the
+// whole command answers ErrSplitPart, naming the part's slot and node and
+// its error; parts that succeeded stay done (like a Redis Cluster client
+// that sends one command per slot, the split is not atomic).
+
+func splitHandlers() map[string]func(c *client, args [][]byte, keys []int) {
+	return map[string]func(c *client, args [][]byte, keys []int){
+		"mget":   splitMGet,
+		"mset":   splitMSet,
+		"del":    splitSum,
+		"unlink": splitSum,
+		"exists": splitSum,
+		"touch":  splitSum,
+	}
+}
+
+// slotPart is one slot's share of a split command.
+type slotPart struct {
+	slot uint16
+	args [][]byte // the sub-command
+	pos  []int    // MGET: where each key's value goes in the reply
+	req  *request
+}
+
+// splitBySlot groups keys (with stride argument groups: 1 for keys, 2 for
+// MSET's key-value pairs) by slot, keeping their order within a slot.
+func splitBySlot(args [][]byte, stride int) []*slotPart {
+	var parts []*slotPart
+	bySlot := map[uint16]*slotPart{}
+	for i, k := 1, 0; i+stride-1 < len(args); i, k = i+stride, k+1 {
+		sl := slots.Slot(args[i])
+		p := bySlot[sl]
+		if p == nil {
+			p = &slotPart{slot: sl, args: [][]byte{args[0]}}
+			bySlot[sl] = p
+			parts = append(parts, p)
+		}
+		p.args = append(p.args, args[i:i+stride]...)
+		p.pos = append(p.pos, k)
+	}
+	return parts
+}
+
+// sendParts forwards every part to its slot's node.
+func (c *client) sendParts(parts []*slotPart) {
+	for _, p := range parts {
+		p.req = c.forward(c.srv.topo.Owner(p.slot), p.args)
+	}
+}
+
+// partError returns the error reply that fails a split command, or nil.
+func (c *client) partError(parts []*slotPart) []byte {
+	for _, p := range parts {
+		if r := p.req.reply; len(r) > 0 && (r[0] == '-' || r[0] == '!') {
+			v := decodeReply(r)
+			msg := fmt.Sprintf(resp.ErrSplitPart, p.slot, c.srv.nodes[c.srv.topo.Owner(p.slot)].addr, bytes.TrimSpace(v.Str))
+			var w resp.Writer
+			w.Error(msg)
+			return w.B
+		}
+	}
+	return nil
+}
+
+func splitMGet(c *client, args [][]byte, _ []int) {
+	parts := splitBySlot(args, 1)
+	c.sendParts(parts)
+	n := len(args) - 1
+	c.addMerge(func(c *client) {
+		if e := c.partError(parts); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		vals := make([]resp.Value, n)
+		for _, p := range parts {
+			v := decodeReply(p.req.reply)
+			for i, k := range p.pos {
+				if i < len(v.Elems) {
+					vals[k] = v.Elems[i]
+				}
+			}
+		}
+		c.w.Array(n)
+		for _, v := range vals {
+			c.w.B = resp.AppendValue(c.w.B, v)
+		}
+	})
+}
+
+func splitMSet(c *client, args [][]byte, _ []int) {
+	if len(args)%2 == 0 {
+		c.reject(fmt.Sprintf(resp.ErrWrongArgs, "mset"))
+		return
+	}
+	parts := splitBySlot(args, 2)
+	c.sendParts(parts)
+	c.addMerge(func(c *client) {
+		if e := c.partError(parts); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		c.w.OK()
+	})
+}
+
+// splitSum serves DEL, UNLINK, EXISTS and TOUCH: the counts add up.
+func splitSum(c *client, args [][]byte, _ []int) {
+	parts := splitBySlot(args, 1)
+	c.sendParts(parts)
+	c.addMerge(func(c *client) {
+		if e := c.partError(parts); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		var sum int64
+		for _, p := range parts {
+			sum += decodeReply(p.req.reply).Int
+		}
+		c.w.Int(sum)
+	})
+}
