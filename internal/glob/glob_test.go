@@ -1,4 +1,4 @@
-package engine
+package glob
 
 import (
 	"math/rand/v2"
