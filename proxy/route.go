@@ -101,6 +101,14 @@ func (c *client) handleCommand(args [][]byte) {
 			c.runLocal(h, args)
 			return
 		}
+		if c.segmentCommand(nil, args) {
+			if !c.authed {
+				c.reject(resp.ErrNoAuth)
+				return
+			}
+			c.runSegments(args)
+			return
+		}
 		c.reject(resp.UnknownCommand(args))
 		return
 	}
@@ -134,6 +142,10 @@ func (c *client) handleCommand(args [][]byte) {
 	}
 	r := &c.srv.routes[cmd.ID]
 	c.lastCmd.Store(cmd)
+	if c.segmentCommand(cmd, args) {
+		c.runSegments(args)
+		return
+	}
 	slot, keys, cross := c.commandSlot(cmd, args)
 	if cross {
 		if r.split != nil && c.srv.opts.CrossSlot == CrossSlotSplit && c.multi == nil {

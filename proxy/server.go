@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardgate/shardgate/proxy/segbit"
 )
 
 // Server is a running proxy.
@@ -18,6 +20,7 @@ type Server struct {
 	nodes  []*nodePool
 	routes []route // by slots.Command.ID
 	myID   string  // the 40-hex node id CLUSTER replies present
+	seg    *segbit.Handler
 	start  time.Time
 
 	mu      sync.Mutex
@@ -61,6 +64,9 @@ func New(opts Options) (*Server, error) {
 		s.nodes = append(s.nodes, newNodePool(s, i, n.Addr))
 	}
 	s.routes = buildRoutes()
+	if s.seg, err = newSegments(o); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/proxy/segbit"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Segmented bitmaps (package segbit): SETBIT, GETBIT, BITCOUNT, BITPOS,
+// BITOP and DEL on keys matching --segment-keys, and the explicit SEGBIT.*
+// commands on any key, run as several node commands whose replies segbit
+// merges. They are multi-step, so each is a batch barrier: what the client
+// sent before has been answered when the first segment command leaves.
+
+func newSegments(o Options) (*segbit.Handler, error) {
+	return segbit.New(segbit.Options{
+		SegmentBits: bits.TrailingZeros64(o.SegmentBits),
+		SegmentKeys: o.SegmentKeys,
+	})
+}
+
+// segmentCommand reports whether segbit serves args: an explicit SEGBIT.*
+// command (cmd nil: the command table does not know it), or a plain bitmap
+// command on a matching key.
+func (c *client) segmentCommand(cmd *slots.Command, args [][]byte) bool {
+	seg := c.srv.seg
+	if cmd == nil {
+		_, ok := seg.Route(args)
+		return ok
+	}
+	if seg.Matcher().Empty() {
+		return false
+	}
+	switch cmd.Name {
+	case "setbit", "getbit", "bitcount", "bitpos", "bitop", "del":
+		_, ok := seg.Route(args)
+		return ok
+	}
+	return false
+}
+
+// runSegments executes a segmented-bitmap command now and records its
+// reply.
+func (c *client) runSegments(args [][]byte) {
+	if c.multi != nil {
+		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, string(args[0])))
+		return
+	}
+	v, err := c.srv.seg.Exec(context.Background(), segmentBackend{c}, args)
+	mark := len(c.local.B)
+	if err != nil {
+		c.local.Error(err.Error())
+	} else {
+		c.local.B = resp.AppendValue(c.local.B, v)
+	}
+	c.addLocal(mark)
+}
+
+// segmentBackend runs segbit's node commands on the client's own node
+// connections, so they stay in order with the client's other commands.
+type segmentBackend struct{ c *client }
+
+// Do implements segbit.Backend: each command goes to the owner of its key
+// (BITOP's first key is its destination, at args[2]).
+func (b segmentBackend) Do(_ context.Context, cmds [][][]byte) ([]resp.Value, error) {
+	nodes := make([]int, len(cmds))
+	for i, args := range cmds {
+		k := 1
+		if slots.EqualFold("bitop", args[0]) {
+			k = 2
+		}
+		if k < len(args) {
+			nodes[i] = b.c.srv.topo.Owner(slots.Slot(args[k]))
+		}
+	}
+	return b.c.roundTrip(nodes, cmds), nil
+}

@@ -1,0 +1,78 @@
+package proxy_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
+)
+
+// TestSegmentedBitmapsThroughProxy tracks user ids far past 2^32 in DAU
+// bitmaps through the proxy and checks exact counts, positions and BITOP.
+func TestSegmentedBitmapsThroughProxy(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	ids := []uint64{0, 7, 4294967295, 4294967296, 5_000_000_000, 5_000_000_001, 1 << 40, 1<<40 + 123, 1<<63 - 1}
+	for _, id := range ids {
+		if v := do(t, c, "SETBIT", "dau:mon", fmt.Sprint(id), "1"); v.Kind != ':' || v.Int != 0 {
+			t.Fatalf("SETBIT dau:mon %d: %v", id, v)
+		}
+	}
+	for _, id := range ids[:6] {
+		do(t, c, "SETBIT", "dau:tue", fmt.Sprint(id), "1")
+	}
+	if v := do(t, c, "SETBIT", "dau:mon", "5000000000", "1"); v.Int != 1 {
+		t.Errorf("second SETBIT returns the old bit: %v", v)
+	}
+	if v := do(t, c, "BITCOUNT", "dau:mon"); v.Int != int64(len(ids)) {
+		t.Errorf("BITCOUNT dau:mon = %v, want %d", v, len(ids))
+	}
+	for _, id := range []uint64{5_000_000_000, 1 << 40, 1<<63 - 1} {
+		if v := do(t, c, "GETBIT", "dau:mon", fmt.Sprint(id)); v.Int != 1 {
+			t.Errorf("GETBIT %d = %v", id, v)
+		}
+	}
+	if v := do(t, c, "GETBIT", "dau:mon", "5000000002"); v.Int != 0 {
+		t.Errorf("GETBIT unset = %v", v)
+	}
+	if v := do(t, c, "BITPOS", "dau:mon", "1", "1"); v.Int != 4294967295 {
+		t.Errorf("BITPOS dau:mon 1 from byte 1 = %v", v)
+	}
+	if v := do(t, c, "BITOP", "AND", "dau:both", "dau:mon", "dau:tue"); v.IsError() {
+		t.Fatalf("BITOP AND: %v", v)
+	}
+	if v := do(t, c, "BITCOUNT", "dau:both"); v.Int != 6 {
+		t.Errorf("BITCOUNT of AND = %v, want 6", v)
+	}
+	do(t, c, "BITOP", "OR", "dau:either", "dau:mon", "dau:tue")
+	if v := do(t, c, "BITCOUNT", "dau:either"); v.Int != int64(len(ids)) {
+		t.Errorf("BITCOUNT of OR = %v", v)
+	}
+	// The explicit commands work on any key; plain commands on other keys
+	// keep Redis's 2^32 limit.
+	do(t, c, "SEGBIT.SETBIT", "big", "5000000000", "1")
+	if v := do(t, c, "SEGBIT.BITCOUNT", "big"); v.Int != 1 {
+		t.Errorf("SEGBIT.BITCOUNT = %v", v)
+	}
+	if v := do(t, c, "SETBIT", "plain", "5000000000", "1"); v.Text() != "ERR bit offset is not an integer or out of range" {
+		t.Errorf("plain SETBIT past 2^32: %v", v)
+	}
+	// The segments are spread over the nodes.
+	spread := 0
+	for _, addr := range cl.NodeAddrs {
+		if do(t, dial(t, addr, 2), "DBSIZE").Int > 0 {
+			spread++
+		}
+	}
+	if spread < 2 {
+		t.Errorf("segments on %d node(s), want them spread", spread)
+	}
+	if v := do(t, c, "DEL", "dau:mon", "dau:tue", "dau:both", "dau:either"); v.Int != 4 {
+		t.Errorf("DEL = %v", v)
+	}
+	do(t, c, "SEGBIT.DEL", "big")
+	if v := do(t, c, "DBSIZE"); v.Int != 0 {
+		t.Errorf("DBSIZE after DEL = %v (segments or index keys left)", v)
+	}
+}
