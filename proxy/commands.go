@@ -95,6 +95,7 @@ func cmdHello(c *client, args [][]byte) {
 		// HELLO is a batch barrier (route.barrier): the replies before
 		// it have been made in the old protocol.
 		c.setProto(int(ver))
+		c.switchWatchProto(int(ver))
 	}
 	w := &c.local
 	w.Map(7)

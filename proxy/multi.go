@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
@@ -31,6 +32,9 @@ type txState struct {
 	slot    int    // the slot of the keys so far; -1 none yet
 	cross   bool   // queued commands touch different slots
 	aborted bool   // a queued command was refused
+	// casDirty: a watched key had changed when the first command in
+	// another slot was queued, so Redis would not have queued it.
+	casDirty bool
 }
 
 // txForwardable are the proxy-answered commands that may be queued: the
@@ -63,15 +67,28 @@ func (c *client) discardTx() { c.multi = nil }
 // queueTx queues a checked command of an open transaction.
 func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	tx := c.multi
-	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] {
+	// Fan-out commands (DBSIZE, FLUSHALL, KEYS, SCAN, INFO ...) would run
+	// on the transaction's one node only: a partial FLUSHALL or a DBSIZE
+	// of one node, so they are refused like the proxy's own commands.
+	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] ||
+		r.kind == routeOps && r.cmd.FullName != "unwatch" {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}
-	if slot >= 0 {
+	// Redis stops queueing once the transaction is doomed
+	// (queueMultiCommand), so later commands do not count towards
+	// EXEC's CROSSSLOT check.
+	if slot >= 0 && !tx.aborted {
 		if tx.slot < 0 {
 			tx.slot = slot
-		} else if tx.slot != slot {
+		} else if tx.slot != slot && !tx.cross {
 			tx.cross = true
+			// EXEC's reply is settled now: CROSSSLOT, unless a
+			// watched key has already changed, in which case Redis
+			// queued nothing since and EXEC answers EXECABORT or nil.
+			// Checking ends the WATCHes, which no longer matter.
+			tx.casDirty = len(c.watch) > 0 && c.watchBroken()
+			c.releaseWatches(true)
 		}
 	}
 	tx.buf = resp.AppendCommand(tx.buf, args)
@@ -90,6 +107,15 @@ func cmdExec(c *client, args [][]byte) {
 		c.local.Error(resp.ErrExecNoMulti)
 		c.addLocal(mark)
 		return
+	case tx.cross && !tx.casDirty:
+		// Redis checks EXEC's slots before the transaction's state, so
+		// CROSSSLOT wins over EXECABORT.
+		c.discardTx()
+		c.releaseWatches(false)
+		c.srv.stats.crossSlot.Add(1)
+		c.local.Error(resp.ErrCrossSlot)
+		c.addLocal(mark)
+		return
 	case tx.aborted:
 		c.discardTx()
 		c.releaseWatches(false)
@@ -99,8 +125,7 @@ func cmdExec(c *client, args [][]byte) {
 	case tx.cross:
 		c.discardTx()
 		c.releaseWatches(false)
-		c.srv.stats.crossSlot.Add(1)
-		c.local.Error(resp.ErrCrossSlot)
+		c.local.NullArray()
 		c.addLocal(mark)
 		return
 	}
@@ -157,6 +182,32 @@ func cmdExec(c *client, args [][]byte) {
 	mark = len(c.local.B)
 	c.local.Raw(replies[len(replies)-1])
 	c.addLocal(mark)
+}
+
+// watchBroken reports whether a watched key changed, by running an empty
+// transaction on every WATCH connection (which ends the WATCHes: call it
+// only when they no longer matter).
+func (c *client) watchBroken() bool {
+	broken := false
+	for _, conn := range c.watch {
+		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), [][]byte{[]byte("EXEC")})}, 2)
+		if v := decodeReply(replies[1]); v.Null {
+			broken = true
+		}
+	}
+	return broken
+}
+
+// switchWatchProto moves the client's WATCH connections to protocol ver
+// after HELLO, so that EXEC's reply reaches the client in its protocol
+// (the node keeps the WATCHes across HELLO, as Redis does).
+func (c *client) switchWatchProto(ver int) {
+	for _, conn := range c.watch {
+		if conn.proto != ver {
+			c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, [][]byte{[]byte("HELLO"), []byte(strconv.Itoa(ver))})}, 1)
+			conn.proto = ver
+		}
+	}
 }
 
 // cmdWatch sends WATCH on a dedicated connection to the keys' node.
