@@ -22,21 +22,45 @@ type Pair struct {
 	NodeAddr string
 
 	byProto map[int]*ConnPair // DoProto's lazily opened connections
+	target  Target            // starts the server under test (shrinking replays on fresh ones)
 }
+
+// Target starts a fresh, empty server to compare with the oracle and
+// returns its address and a function that stops it. The default is an
+// in-process node; the proxy's tests pass one that starts a proxy in front
+// of nodes.
+type Target func(t testing.TB) (addr string, stop func())
 
 // Start gives the test a Pair: the shared redis-server, flushed, and a new
 // node on a free port. Cleanup closes the connections and the node. Pairs
 // take turns on the shared server, so a test must not hold two at once.
 func Start(t testing.TB) *Pair {
 	t.Helper()
+	var srv *node.Server
+	p := StartTarget(t, func(t testing.TB) (string, func()) {
+		s, addr, stop := startNode(t)
+		if srv == nil {
+			srv = s // the Pair's own node, not a shrinking replay's
+		}
+		return addr, stop
+	})
+	p.Server = srv
+	return p
+}
+
+// StartTarget is Start with another server under test in place of the
+// node: target starts it (fresh and empty) and is called again for every
+// replay while a random run's divergence is shrunk. Server is nil.
+func StartTarget(t testing.TB, target Target) *Pair {
+	t.Helper()
 	r := sharedRedis(t)
 	oracle.lock.Lock()
 	t.Cleanup(oracle.lock.Unlock) // registered first, so it runs last
 
-	srv, addr, stop := startNode(t)
+	addr, stop := target(t)
 	t.Cleanup(stop)
 
-	p := &Pair{Oracle: r, Server: srv, NodeAddr: addr, byProto: map[int]*ConnPair{}}
+	p := &Pair{Oracle: r, NodeAddr: addr, byProto: map[int]*ConnPair{}, target: target}
 	p.ConnPair = p.NewConnProto(t, 2)
 	p.byProto[2] = p.ConnPair
 	// The node is new and empty; only the shared oracle needs emptying.

@@ -32,6 +32,11 @@ type RandomConfig struct {
 	// Proto is the protocol the connections start with (2 or 3; zero
 	// means 2). HELLO in the sequence may switch it anyway.
 	Proto int
+	// Skip, when set, drops generated commands the server under test
+	// refuses by design (the proxy's HELLO inside MULTI); inMulti is the
+	// connection's transaction state as the generator sees it. It must
+	// not drop MULTI, EXEC, DISCARD or RESET, which move that state.
+	Skip func(st Step, inMulti bool) bool
 }
 
 // Environment variables read by RandomConfigFromEnv.
@@ -203,8 +208,12 @@ func stepSource(cfg RandomConfig) (func(int) (Step, bool, error), error) {
 		if i >= cfg.N {
 			return Step{}, false, nil
 		}
-		st, err := g.Next()
-		return st, err == nil, err
+		for {
+			st, err := g.Next()
+			if err != nil || cfg.Skip == nil || !cfg.Skip(st, g.multi[st.Conn]) {
+				return st, err == nil, err
+			}
+		}
 	}, nil
 }
 
@@ -481,7 +490,7 @@ func reproduces(t *testing.T, p *Pair, proto int, steps []Step) bool {
 	if v, err := p.Redis.DoStrings("FLUSHALL"); err != nil || v.Kind != SimpleString {
 		return false
 	}
-	_, addr, stop := startNode(t)
+	addr, stop := p.target(t)
 	defer stop()
 	s := &session{}
 	for i := range s.conns {

@@ -43,13 +43,20 @@ type Redis struct {
 
 // StartRedis starts a cluster-mode redis-server on free ports, assigns it
 // every slot and waits until the cluster state is ok.
-func StartRedis() (*Redis, error) {
+func StartRedis() (*Redis, error) { return startRedis(true) }
+
+// StartPlainRedis starts a redis-server without cluster mode on a free
+// port: the oracle for what one Redis answers to a command whose keys are
+// in several slots (the proxy's --cross-slot split mode).
+func StartPlainRedis() (*Redis, error) { return startRedis(false) }
+
+func startRedis(cluster bool) (*Redis, error) {
 	if _, err := exec.LookPath(RedisBinary); err != nil {
 		return nil, err
 	}
 	var errs []error
 	for range startAttempts {
-		r, err := startRedisOnce()
+		r, err := startRedisOnce(cluster)
 		if err == nil {
 			return r, nil
 		}
@@ -58,7 +65,7 @@ func StartRedis() (*Redis, error) {
 	return nil, fmt.Errorf("difftest: could not start %s: %w", RedisBinary, errors.Join(errs...))
 }
 
-func startRedisOnce() (*Redis, error) {
+func startRedisOnce(cluster bool) (*Redis, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -85,9 +92,6 @@ func startRedisOnce() (*Redis, error) {
 	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
-		"--cluster-enabled", "yes",
-		"--cluster-port", strconv.Itoa(busPort),
-		"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 		"--dir", dir,
 		"--save", "",
 		"--appendonly", "no",
@@ -95,9 +99,22 @@ func startRedisOnce() (*Redis, error) {
 		"--loglevel", "warning",
 		"--logfile", "",
 	}
+	if cluster {
+		args = append(args,
+			"--cluster-enabled", "yes",
+			"--cluster-port", strconv.Itoa(busPort),
+			"--cluster-config-file", filepath.Join(dir, "nodes.conf"))
+	}
 	if err := r.spawn(args); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	if !cluster {
+		if err := r.waitPing(time.Now().Add(readyTimeout)); err != nil {
+			r.Stop()
+			return nil, fmt.Errorf("%w; server output: %s", err, r.output())
+		}
+		return r, nil
 	}
 	if err := r.waitReady(); err != nil {
 		r.Stop()
