@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -100,23 +99,8 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: shardgate node [flags]\n\nServe one Redis 7.0-compatible node.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	// Parse quietly, then print: --help goes to stdout (exit 0), a bad flag
-	// to stderr with the usage (exit 2), each exactly once.
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return 0
-		}
-		fs.SetOutput(stderr)
-		fmt.Fprintf(stderr, "shardgate node: %v\n", err)
-		fs.Usage()
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "shardgate node: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
+		return rc
 	}
 	switch {
 	case *procs < 0:
