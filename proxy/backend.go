@@ -423,12 +423,9 @@ func readValue(br *bufio.Reader, buf *[]byte) (resp.Value, error) {
 		if err != nil {
 			return resp.Value{}, err
 		}
+		// Byte by byte: the bytes after this reply belong to the next
+		// one (AUTH's +OK is followed by HELLO's map).
 		*buf = append(*buf, b)
-		if br.Buffered() > 0 {
-			more, _ := br.Peek(br.Buffered())
-			*buf = append(*buf, more...)
-			br.Discard(len(more))
-		}
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *Server) serveClient(c *client) {
 			return
 		}
 		before := c.rd.Buffered()
-		if err := c.rd.Fill(); err != nil {
+		if err := c.rd.Fill(); err != nil || c.queryBufferExceeded() {
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
@@ -285,6 +285,9 @@ func (c *client) finishBatch() {
 			o.merge(c)
 		default:
 			c.w.Raw(c.local.B[o.start:o.end])
+		}
+		if c.outputExceeded() {
+			break
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops)))

@@ -54,6 +54,16 @@ type Options struct {
 	NodePassword string
 	// MaxClients caps concurrent client connections.
 	MaxClients int
+	// QueryBufferLimit closes a client whose unparsed request bytes (plus
+	// the commands its open MULTI has queued) exceed it, like Redis's
+	// client-query-buffer-limit (default 1 GB).
+	QueryBufferLimit int64
+	// ClientOutputLimit closes a client when the replies waiting to be
+	// written to it exceed it, like Redis's client-output-buffer-limit
+	// hard limit (default 1 GB; negative: no limit, Redis's default for
+	// normal clients). The proxy stops reading from a client that does not
+	// read its replies, so only one batch of replies is ever waiting.
+	ClientOutputLimit int64
 	// ConnsPerNode is the number of shared pipelined connections per node
 	// and protocol version.
 	ConnsPerNode int
@@ -83,13 +93,16 @@ type Options struct {
 // otherwise.
 func DefaultOptions() Options {
 	return Options{
-		Addr:          "127.0.0.1:7379",
-		MaxClients:    10000,
-		ConnsPerNode:  2,
-		DialTimeout:   time.Second,
-		NodeTimeout:   5 * time.Second,
-		RedialBackoff: 500 * time.Millisecond,
-		SegmentBits:   1 << 23,
+		Addr:       "127.0.0.1:7379",
+		MaxClients: 10000,
+		// Redis's client-query-buffer-limit default.
+		QueryBufferLimit:  1 << 30,
+		ClientOutputLimit: 1 << 30,
+		ConnsPerNode:      2,
+		DialTimeout:       time.Second,
+		NodeTimeout:       5 * time.Second,
+		RedialBackoff:     500 * time.Millisecond,
+		SegmentBits:       1 << 23,
 	}
 }
 
@@ -103,6 +116,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxClients == 0 {
 		o.MaxClients = d.MaxClients
+	}
+	if o.QueryBufferLimit == 0 {
+		o.QueryBufferLimit = d.QueryBufferLimit
+	}
+	if o.ClientOutputLimit == 0 {
+		o.ClientOutputLimit = d.ClientOutputLimit
 	}
 	if o.ConnsPerNode == 0 {
 		o.ConnsPerNode = d.ConnsPerNode
@@ -122,6 +141,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.MaxClients < 0:
 		return o, errors.New("proxy: MaxClients must be positive")
+	case o.QueryBufferLimit < 1<<20:
+		return o, errors.New("proxy: QueryBufferLimit must be at least 1 MB")
 	case o.ConnsPerNode < 0 || o.ConnsPerNode > 64:
 		return o, errors.New("proxy: ConnsPerNode must be between 1 and 64")
 	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0:

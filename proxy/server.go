@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy/segbit"
 )
 
@@ -156,6 +157,12 @@ func (s *Server) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	// Close the node connections before waiting for the clients: a client
+	// waiting for a node that does not answer would wait for the watchdog,
+	// which has stopped. Connections dialed meanwhile are closed after.
+	for _, p := range s.nodes {
+		p.closeAll()
+	}
 	s.wg.Wait()
 	for _, p := range s.nodes {
 		p.closeAll()
@@ -170,7 +177,7 @@ func (s *Server) accept(nc net.Conn) {
 	if len(s.clients) >= s.opts.MaxClients {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
 		nc.Close()
 		return
 	}

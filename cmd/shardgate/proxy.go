@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -58,6 +60,8 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.StringVar(&p.opts.NodePassword, "node-password", "", "password the proxy sends with AUTH to every node")
 	fs.IntVar(&p.opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
+	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests (and queued MULTI) exceed this many bytes (units: kb, mb, gb; at least 1mb)")
+	fs.Var((*byteSize)(&p.opts.ClientOutputLimit), "client-output-buffer-limit", "close a client whose unwritten replies exceed this many bytes (units: kb, mb, gb; 0: no limit)")
 	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
@@ -74,7 +78,14 @@ func (p *proxyFlags) finish() error {
 	}
 	p.opts.CrossSlot = m
 	p.opts.SegmentKeys = p.segmentKeys
+	if p.opts.ClientOutputLimit == 0 {
+		p.opts.ClientOutputLimit = -1 // no limit
+	}
 	switch {
+	case p.opts.QueryBufferLimit < 1<<20:
+		return fmt.Errorf("--client-query-buffer-limit must be at least 1mb, got %d", p.opts.QueryBufferLimit)
+	case p.opts.ClientOutputLimit < -1:
+		return fmt.Errorf("--client-output-buffer-limit must not be negative, got %d", p.opts.ClientOutputLimit)
 	case p.opts.MaxClients <= 0:
 		return fmt.Errorf("--maxclients must be a positive number, got %d", p.opts.MaxClients)
 	case p.opts.ConnsPerNode <= 0 || p.opts.ConnsPerNode > 64:
@@ -238,4 +249,31 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	wg.Wait()
 	log.Info("local cluster shut down")
 	return rc
+}
+
+// byteSize is a byte count flag that takes Redis's memory units: a plain
+// number of bytes, or k, kb, m, mb, g, gb (k/m/g are powers of 1000, the
+// kb/mb/gb forms powers of 1024, as in redis.conf).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mul = rest, u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mul {
+		return fmt.Errorf("bad size %q (want bytes, or a number with k, kb, m, mb, g or gb)", v)
+	}
+	*b = byteSize(n * mul)
+	return nil
 }
