@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/nodetest"
@@ -25,6 +26,7 @@ type Cluster struct {
 	// the rest.
 	StopNode []func()
 	stop     func()
+	nodeOpts node.Options
 }
 
 // Start runs n nodes and a proxy made from opts (Topology is filled in:
@@ -32,9 +34,16 @@ type Cluster struct {
 // logs.
 func Start(t testing.TB, n int, opts proxy.Options) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	return StartWithNodes(t, n, node.Options{}, opts)
+}
+
+// StartWithNodes is Start with the nodes made from nodeOpts (a password,
+// say).
+func StartWithNodes(t testing.TB, n int, nodeOpts node.Options, opts proxy.Options) *Cluster {
+	t.Helper()
+	c := &Cluster{nodeOpts: nodeOpts}
 	for range n {
-		srv, addr, stop := nodetest.Start(t, node.Options{}, nil)
+		srv, addr, stop := nodetest.Start(t, nodeOpts, nil)
 		c.Nodes = append(c.Nodes, srv)
 		c.NodeAddrs = append(c.NodeAddrs, addr)
 		c.StopNode = append(c.StopNode, stop)
@@ -82,3 +91,55 @@ func StartProxy(t testing.TB, opts proxy.Options) (*proxy.Server, string, func()
 
 // Stop stops the proxy (the nodes stop at the test's end).
 func (c *Cluster) Stop() { c.stop() }
+
+// RestartNode starts a new, empty node i on the address of the one
+// StopNode[i] stopped, as a node process restarted on its port would come
+// back; StopNode[i] then stops the new one.
+func (c *Cluster) RestartNode(t testing.TB, i int) *node.Server {
+	t.Helper()
+	srv, stop := StartNodeAt(t, c.NodeAddrs[i], c.nodeOpts)
+	c.Nodes[i] = srv
+	c.StopNode[i] = stop
+	return srv
+}
+
+// StartNodeAt serves a node made from opts on addr (retrying for a
+// moment while the port is still being released) and returns it with an
+// idempotent stop function, also run at the test's end.
+func StartNodeAt(t testing.TB, addr string, opts node.Options) (*node.Server, func()) {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.Addr = addr
+	srv, err := node.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		ln, err = net.Listen("tcp", addr)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("proxytest: listen on %s again: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			srv.Close()
+			if err := <-served; err != nil {
+				t.Errorf("proxytest: node Serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv, stop
+}

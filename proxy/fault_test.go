@@ -1,0 +1,477 @@
+package proxy_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
+)
+
+// Faults: a node that is dead, unreachable, silent or that drops a
+// connection mid-request turns into a prompt error for its slots only, and
+// the proxy recovers by itself when the node is back.
+
+// promptly bounds how long any faulty request may take in these tests
+// (the node timeouts they set are far shorter).
+const promptly = 3 * time.Second
+
+// timed runs f and fails the test if it took longer than limit.
+func timed(t *testing.T, what string, limit time.Duration, f func()) time.Duration {
+	t.Helper()
+	start := time.Now()
+	f()
+	d := time.Since(start)
+	if d > limit {
+		t.Errorf("%s took %v, want at most %v", what, d, limit)
+	}
+	return d
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// fakeNode accepts connections and hands each to serve (in its own
+// goroutine); it stops with the test.
+func fakeNode(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				serve(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// silent reads everything and never answers: a node that is alive but
+// hung.
+func silent(c net.Conn) { io.Copy(io.Discard, c) }
+
+// clusterWith starts real nodes for every empty address of addrs and a
+// proxy over all of them.
+func clusterWith(t *testing.T, addrs []string, opts proxy.Options) (string, proxy.Topology) {
+	t.Helper()
+	for i, a := range addrs {
+		if a == "" {
+			addrs[i] = freeAddr(t)
+			proxytest.StartNodeAt(t, addrs[i], node.Options{})
+		}
+	}
+	topo, err := proxy.NewStaticTopology(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Topology = topo
+	_, addr, _ := proxytest.StartProxy(t, opts)
+	return addr, topo
+}
+
+func connLost(addr string) string { return fmt.Sprintf(resp.ErrNodeConnLost, addr) }
+
+func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{RedialBackoff: 50 * time.Millisecond})
+	c := dial(t, cl.Addr, 2)
+	topo := cl.Proxy.Topology()
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	for _, k := range []string{k0, k1, k2} {
+		do(t, c, "SET", k, "v-"+k)
+	}
+	cl.StopNode[1]()
+	// The first request finds the shared connection closed (or learns it
+	// on the way); every later one is refused at once.
+	timed(t, "GET on a dead node's slot", promptly, func() {
+		if v := do(t, c, "GET", k1); !v.IsError() {
+			t.Errorf("GET on a dead node's slot: %v, want an error", v)
+		}
+	})
+	for range 3 {
+		timed(t, "GET on a dead node's slot", promptly, func() {
+			if v := do(t, c, "GET", k1); v.Text() != resp.ErrClusterDownSlot {
+				t.Errorf("GET on a dead node's slot: %v, want %q", v, resp.ErrClusterDownSlot)
+			}
+		})
+	}
+	// A pipeline over every node: the dead node's replies are errors, the
+	// others are values, all in order.
+	for _, k := range []string{k0, k1, k2, k0, k1, k2} {
+		if err := c.Send([]byte("GET"), []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, k := range []string{k0, k1, k2, k0, k1, k2} {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "v-" + k; k == k1 && v.Text() != resp.ErrClusterDownSlot || k != k1 && v.Text() != want {
+			t.Errorf("pipelined reply %d (%s) = %v", i, k, v)
+		}
+	}
+	// Back on the same address (empty, as a restarted node without
+	// persistence): the proxy reconnects by itself.
+	cl.RestartNode(t, 1)
+	waitFor(t, "the restarted node to serve its slots", promptly, func() bool {
+		return do(t, c, "SET", k1, "again").Text() == "OK"
+	})
+	if v := do(t, c, "GET", k1); v.Text() != "again" {
+		t.Errorf("GET after the node came back: %v", v)
+	}
+	if v := do(t, c, "DBSIZE"); v.Int != 3 {
+		t.Errorf("DBSIZE after the node came back: %v, want 3", v)
+	}
+	// A RESP3 client had no connection to the node yet: it dials fresh.
+	c3 := dial(t, cl.Addr, 3)
+	if v := do(t, c3, "GET", k1); v.Text() != "again" {
+		t.Errorf("RESP3 GET after the node came back: %v", v)
+	}
+}
+
+func TestUnreachableNodeFromTheStart(t *testing.T) {
+	down := freeAddr(t)
+	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: 50 * time.Millisecond})
+	c := dial(t, addr, 2)
+	k0, k1 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b")
+	for range 3 {
+		timed(t, "SET on an unreachable node's slot", promptly, func() {
+			if v := do(t, c, "SET", k1, "x"); v.Text() != resp.ErrClusterDownSlot {
+				t.Errorf("SET on an unreachable node's slot: %v", v)
+			}
+		})
+	}
+	if v := do(t, c, "SET", k0, "x"); v.Text() != "OK" {
+		t.Errorf("SET on a live node's slot: %v", v)
+	}
+	// Fan-out over every node fails as a whole, promptly.
+	timed(t, "DBSIZE with a node down", promptly, func() {
+		if v := do(t, c, "DBSIZE"); !v.IsError() {
+			t.Errorf("DBSIZE with a node down: %v, want an error", v)
+		}
+	})
+	proxytest.StartNodeAt(t, down, node.Options{})
+	waitFor(t, "the node to be reached", promptly, func() bool {
+		return do(t, c, "SET", k1, "y").Text() == "OK"
+	})
+	if v := do(t, c, "DBSIZE"); v.Int != 2 {
+		t.Errorf("DBSIZE once every node is up: %v", v)
+	}
+}
+
+// TestSilentNode: a node that accepts and never answers fails the requests
+// sent to it after NodeTimeout; other slots, and other clients, keep
+// working meanwhile.
+func TestSilentNode(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	hung := fakeNode(t, silent)
+	addr, topo := clusterWith(t, []string{"", hung, ""}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 50 * time.Millisecond})
+	c := dial(t, addr, 2)
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	do(t, c, "SET", k0, "0")
+
+	other := dial(t, addr, 2)
+	stop := make(chan struct{})
+	otherDone := make(chan error, 1)
+	go func() {
+		// Another client keeps using a live node while c waits.
+		var err error
+		defer func() { otherDone <- err }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var v difftest.Value
+			v, err = other.DoStrings("INCR", k2)
+			if err == nil && v.IsError() {
+				err = fmt.Errorf("INCR: %v", v)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	d := timed(t, "GET on a silent node's slot", promptly, func() {
+		if v := do(t, c, "GET", k1); v.Text() != connLost(hung) {
+			t.Errorf("GET on a silent node's slot: %v, want %q", v, connLost(hung))
+		}
+	})
+	if d < timeout {
+		t.Errorf("the silent node's request failed after %v, before NodeTimeout %v", d, timeout)
+	}
+	close(stop)
+	if err := <-otherDone; err != nil {
+		t.Errorf("a client of a live node, meanwhile: %v", err)
+	}
+	if v := do(t, other, "GET", k2); v.IsError() || v.Text() == "" {
+		t.Errorf("the live node's counter: %v", v)
+	}
+	// A pipeline mixing the silent node and a live one: errors for the
+	// silent node's commands, values for the others, in order.
+	for i := range 10 {
+		k := k0
+		if i%2 == 1 {
+			k = k1
+		}
+		c.Send([]byte("GET"), []byte(k))
+	}
+	timed(t, "a pipeline touching a silent node", promptly, func() {
+		for i := range 10 {
+			v, err := c.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 0 && v.Text() != "0" || i%2 == 1 && !v.IsError() {
+				t.Errorf("pipelined reply %d: %v", i, v)
+			}
+		}
+	})
+	if v := do(t, c, "GET", k0); v.Text() != "0" {
+		t.Errorf("GET on a live node after the timeouts: %v", v)
+	}
+}
+
+// TestInFlightRequestsFailWhenNodeDies: a node that reads a request and
+// drops the connection without answering fails the request with the
+// connection-lost error at once, not after NodeTimeout.
+func TestInFlightRequestsFailWhenNodeDies(t *testing.T) {
+	crashing := fakeNode(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		c.Read(buf) // one request arrives ...
+		time.Sleep(20 * time.Millisecond)
+		c.Close() // ... and the node "crashes" before answering
+	})
+	addr, topo := clusterWith(t, []string{"", crashing}, proxy.Options{NodeTimeout: time.Minute})
+	c := dial(t, addr, 2)
+	k0, k1 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b")
+	timed(t, "a request in flight on a dying node", promptly, func() {
+		if v := do(t, c, "GET", k1); v.Text() != connLost(crashing) {
+			t.Errorf("GET in flight on a dying node: %v, want %q", v, connLost(crashing))
+		}
+	})
+	// A pipeline in flight: every request on the dying node fails, the
+	// other node's answer.
+	for range 50 {
+		c.Send([]byte("INCR"), []byte(k0))
+		c.Send([]byte("INCR"), []byte(k1))
+	}
+	timed(t, "a pipeline in flight on a dying node", promptly, func() {
+		for i := range 100 {
+			v, err := c.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i%2 == 0 && v.Int != int64(i/2+1) || i%2 == 1 && !strings.HasPrefix(v.Text(), "ERR connection to node") && v.Text() != resp.ErrClusterDownSlot {
+				t.Errorf("reply %d: %v", i, v)
+			}
+		}
+	})
+}
+
+// TestCloseWithRequestOnSilentNode: shutting the proxy down while a client
+// waits for a silent node ends promptly (the client gets an error).
+func TestCloseWithRequestOnSilentNode(t *testing.T) {
+	hung := fakeNode(t, silent)
+	topo, err := proxy.NewStaticTopology([]string{hung})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: time.Minute})
+	c := dial(t, addr, 2)
+	if err := c.Send([]byte("GET"), []byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the request is on its way
+	timed(t, "closing the proxy with a request on a silent node", promptly, stop)
+}
+
+// infoField returns a field of an INFO reply.
+func infoField(t *testing.T, c *difftest.Conn, section, field string) string {
+	t.Helper()
+	for _, line := range strings.Split(do(t, c, "INFO", section).Text(), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO %s has no %s", section, field)
+	return ""
+}
+
+// pipeline encodes n commands made by cmd(i) into one buffer.
+func pipeline(n int, cmd func(i int) []string) []byte {
+	var b []byte
+	for i := range n {
+		args := cmd(i)
+		bs := make([][]byte, len(args))
+		for j, a := range args {
+			bs[j] = []byte(a)
+		}
+		b = resp.AppendCommand(b, bs)
+	}
+	return b
+}
+
+// TestClientGoneMidPipelineLeaksNothing: clients that send 10,000 commands
+// in one write and close without reading leave no goroutine behind, and
+// the proxy keeps serving the others.
+func TestClientGoneMidPipelineLeaksNothing(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{ConnsPerNode: 1})
+	keep := dial(t, cl.Addr, 2)
+	for i := range 30 { // every node's shared connection exists from here on
+		do(t, keep, "SET", fmt.Sprint("warm", i), "x")
+	}
+	before := goleak.IgnoreCurrent()
+	cmds := pipeline(10000, func(i int) []string {
+		if i%2 == 0 {
+			return []string{"SET", fmt.Sprint("p", i), "value"}
+		}
+		return []string{"GET", fmt.Sprint("p", i-1)}
+	})
+	for round := range 6 {
+		nc, err := net.Dial("tcp", cl.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetWriteDeadline(time.Now().Add(promptly))
+		switch round % 3 {
+		case 0: // everything, then close
+			nc.Write(cmds)
+		case 1: // half a command at the end
+			nc.Write(cmds[:len(cmds)/2+3])
+		case 2: // read a little, then close mid-stream
+			nc.Write(cmds)
+			nc.Read(make([]byte, 100))
+		}
+		if round >= 3 {
+			nc.(*net.TCPConn).SetLinger(0) // a reset instead of a clean close
+		}
+		nc.Close()
+	}
+	waitFor(t, "the clients to be accepted and gone", promptly, func() bool {
+		return infoField(t, keep, "stats", "total_connections_received") == "7" &&
+			infoField(t, keep, "clients", "connected_clients") == "1"
+	})
+	t.Logf("commands processed: %s", infoField(t, keep, "stats", "total_commands_processed"))
+	if err := goleak.Find(before); err != nil {
+		t.Errorf("goroutines left behind: %v", err)
+	}
+	if v := do(t, keep, "GET", "warm1"); v.Text() != "x" {
+		t.Errorf("GET after the clients left: %v", v)
+	}
+}
+
+// TestWatchConnectionsReleasedWhenClientGoes: a client holding WATCHes on
+// every node (dedicated node connections) and an open MULTI that
+// disappears closes those connections, so the nodes drop its WATCHes.
+func TestWatchConnectionsReleasedWhenClientGoes(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{ConnsPerNode: 1})
+	keep := dial(t, cl.Addr, 2)
+	for i := range 30 {
+		do(t, keep, "SET", fmt.Sprint("warm", i), "x")
+	}
+	nodeConns := make([]*difftest.Conn, 3)
+	clients := func() []string {
+		var n []string
+		for _, c := range nodeConns {
+			n = append(n, infoField(t, c, "clients", "connected_clients"))
+		}
+		return n
+	}
+	for i, a := range cl.NodeAddrs {
+		nodeConns[i] = dial(t, a, 2)
+	}
+	base := fmt.Sprint(clients())
+	before := goleak.IgnoreCurrent()
+	topo := cl.Proxy.Topology()
+	for round := range 3 {
+		c, err := difftest.Dial(cl.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 3 {
+			if v := do(t, c, "WATCH", keyOnNode(t, topo, n, "w")); v.Text() != "OK" {
+				t.Fatalf("WATCH: %v", v)
+			}
+		}
+		if round > 0 {
+			do(t, c, "MULTI")
+			do(t, c, "SET", keyOnNode(t, topo, 0, "w"), "x")
+		}
+		if got := fmt.Sprint(clients()); got == base {
+			t.Fatalf("WATCH opened no node connection: %s", got)
+		}
+		c.Close()
+		waitFor(t, "the WATCH connections to close", promptly, func() bool {
+			return fmt.Sprint(clients()) == base
+		})
+	}
+	if err := goleak.Find(before); err != nil {
+		t.Errorf("goroutines left behind: %v", err)
+	}
+	// The watched key is free for others.
+	do(t, keep, "WATCH", keyOnNode(t, topo, 0, "w"))
+	do(t, keep, "MULTI")
+	do(t, keep, "SET", keyOnNode(t, topo, 0, "w"), "mine")
+	if v := do(t, keep, "EXEC"); len(v.Elems) != 1 {
+		t.Errorf("EXEC: %v", v)
+	}
+}
