@@ -254,6 +254,8 @@ func TestDiffTransactionsCluster(t *testing.T) {
 		{"watch broken then cross then refused", []txStep{tx("WATCH", "{t}a"), other("SET", "{t}a", "x"), tx("MULTI"), tx("SET", "a", "1"), tx("SET", "b", "1"), tx("GET"), tx("EXEC")}},
 		{"cross then watch broken", []txStep{tx("WATCH", "{t}a"), tx("MULTI"), tx("SET", "a", "1"), tx("SET", "b", "1"), other("SET", "{t}a", "x"), tx("EXEC")}},
 		{"watch broken then hello 3", []txStep{tx("WATCH", "{t}a"), tx("HELLO", "3"), other("SET", "{t}a", "x"), tx("MULTI"), tx("SET", "{t}a", "1"), tx("EXEC")}},
+		{"exec with arguments", []txStep{tx("EXEC", "x"), tx("MULTI"), tx("SET", "{t}a", "1"), tx("EXEC", "x"), tx("EXEC"), tx("GET", "{t}a")}},
+		{"exec with arguments drops watch", []txStep{tx("WATCH", "{t}a"), tx("MULTI"), tx("EXEC", "x"), other("SET", "{t}a", "x"), tx("MULTI"), tx("SET", "{t}a", "1"), tx("EXEC")}},
 		{"exec after reset", []txStep{tx("MULTI"), tx("SET", "{t}a", "1"), tx("RESET"), tx("EXEC")}},
 	}
 	for _, proto := range []int{2, 3} {

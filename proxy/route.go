@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
@@ -225,12 +226,14 @@ func (c *client) reject(msg string) {
 	c.localError(msg)
 }
 
-// rejectCmd is reject for a looked-up command: a rejected EXEC ends the
-// transaction instead (Redis's execCommandAbort).
+// rejectCmd is reject for a looked-up command: a rejected EXEC, inside
+// MULTI or not, ends the transaction and the WATCHes instead, with
+// EXECABORT naming the error (Redis's execCommandAbort).
 func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 	if cmd.FullName == "exec" {
 		c.discardTx()
-		c.localError(msg)
+		c.releaseWatches(false)
+		c.localError(fmt.Sprintf(resp.ErrExecAbortBecause, strings.TrimPrefix(msg, "ERR ")))
 		return
 	}
 	c.reject(msg)
