@@ -4,9 +4,9 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
@@ -86,7 +86,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		rd:      resp.NewReader(nc),
 		laddr:   nc.LocalAddr().String(),
 		raddr:   nc.RemoteAddr().String(),
-		fd:      connFD(nc),
+		fd:      redisinfo.ConnFD(nc),
 		created: s.opts.Now(),
 		proto:   2,
 		authed:  s.cfg.requirePass() == "",
@@ -97,23 +97,6 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.rd.Unauthenticated = !c.authed
 	c.lastAt.Store(c.created.UnixNano())
 	return c
-}
-
-// connFD returns the socket's descriptor, or -1 if it has none.
-func connFD(nc net.Conn) int {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1
-	}
-	fd := -1
-	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
-		return -1
-	}
-	return fd
 }
 
 // setAuthed records the client's authentication state; the reader applies

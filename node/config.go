@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 )
@@ -287,7 +288,7 @@ func (s *Server) resetStats() {
 		n.Store(0)
 	}
 	s.errs.reset()
-	s.rates.reset()
+	s.rates.Reset()
 }
 
 var configHelp = []string{
@@ -307,9 +308,4 @@ var configHelp = []string{
 func (s *Server) cmdConfigHelp(c *client, args [][]byte) { writeHelp(c, configHelp) }
 
 // writeHelp writes a HELP reply: an array of status lines.
-func writeHelp(c *client, lines []string) {
-	c.w.Array(len(lines))
-	for _, l := range lines {
-		c.w.Simple(l)
-	}
-}
+func writeHelp(c *client, lines []string) { redisinfo.WriteHelp(&c.w, lines) }

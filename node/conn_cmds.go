@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -89,7 +90,7 @@ func (s *Server) cmdHello(c *client, args [][]byte) {
 			c.setAuthed(true)
 			j += 2
 		case equalFoldASCII(opt, "setname") && more >= 1:
-			if !validClientName(args[j+1]) {
+			if !redisinfo.ValidName(args[j+1]) {
 				c.w.Error(resp.ErrClientName)
 				return
 			}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/node/engine"
 )
 
@@ -229,7 +230,7 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 
 func (s *Server) infoStats(c *client, b *infoBuf) {
 	st := &s.stats
-	ops, in, out := s.rates.current()
+	ops, in, out := s.rates.Current()
 	b.int("total_connections_received", st.connections.Load())
 	b.int("total_commands_processed", st.commands.Load())
 	b.int("instantaneous_ops_per_sec", int64(ops))
@@ -384,26 +385,16 @@ func (e *errorStats) reset() {
 	e.mu.Unlock()
 }
 
-// rateSampler computes INFO's instantaneous_* values the way Redis does:
-// every 100 ms it samples the counters, and the value is the mean rate
-// over the last 16 samples. It also samples the heap for used_memory_peak.
+// rateSampler computes INFO's instantaneous_* values (redisinfo.Rates,
+// sampled by sampleRates) and keeps the heap peak for used_memory_peak.
 type rateSampler struct {
-	mu      sync.Mutex
-	lastAt  time.Time
-	last    [3]int64 // commands, input bytes, output bytes at lastAt
-	samples [3][rateSamples]float64
-	idx     int
-	peak    atomic.Int64
+	redisinfo.Rates
+	peak atomic.Int64
 }
-
-const (
-	rateSamples  = 16
-	rateInterval = 100 * time.Millisecond
-)
 
 // sampleRates runs until the server stops.
 func (s *Server) sampleRates() {
-	t := time.NewTicker(rateInterval)
+	t := time.NewTicker(redisinfo.RateInterval)
 	defer t.Stop()
 	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	for {
@@ -411,41 +402,13 @@ func (s *Server) sampleRates() {
 		case <-s.stop:
 			return
 		case now := <-t.C:
-			s.rates.tick(now, [3]int64{s.stats.commands.Load(), s.stats.netInput.Load(), s.stats.netOutput.Load()})
+			s.rates.Tick(now, [3]int64{s.stats.commands.Load(), s.stats.netInput.Load(), s.stats.netOutput.Load()})
 			metrics.Read(heap)
 			if heap[0].Value.Kind() == metrics.KindUint64 {
 				s.rates.notePeak(int64(heap[0].Value.Uint64()))
 			}
 		}
 	}
-}
-
-func (r *rateSampler) tick(now time.Time, vals [3]int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.lastAt.IsZero() {
-		dt := now.Sub(r.lastAt).Seconds()
-		if dt > 0 {
-			for i := range vals {
-				r.samples[i][r.idx] = float64(vals[i]-r.last[i]) / dt
-			}
-			r.idx = (r.idx + 1) % rateSamples
-		}
-	}
-	r.lastAt, r.last = now, vals
-}
-
-// current returns ops/sec, input bytes/sec and output bytes/sec.
-func (r *rateSampler) current() (ops, in, out float64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var sum [3]float64
-	for i := range sum {
-		for _, v := range r.samples[i] {
-			sum[i] += v
-		}
-	}
-	return sum[0] / rateSamples, sum[1] / rateSamples, sum[2] / rateSamples
 }
 
 // notePeak records a heap size and returns the peak seen so far.
@@ -459,13 +422,6 @@ func (r *rateSampler) notePeak(n int64) int64 {
 			return n
 		}
 	}
-}
-
-func (r *rateSampler) reset() {
-	r.mu.Lock()
-	r.samples = [3][rateSamples]float64{}
-	r.lastAt = time.Time{}
-	r.mu.Unlock()
 }
 
 // randomHex returns n random bytes in hex (run_id, master_replid).

@@ -466,15 +466,3 @@ func (p *nodePool) closeAll() {
 		c.nc.Close()
 	}
 }
-
-// latencyStats accumulates round-trip times of batches to a node, for
-// INFO.
-type latencyStats struct {
-	count atomic.Int64
-	sumUs atomic.Int64
-}
-
-func (l *latencyStats) add(d time.Duration) {
-	l.count.Add(1)
-	l.sumUs.Add(d.Microseconds())
-}

@@ -29,6 +29,8 @@ type client struct {
 	mu    sync.Mutex
 	name  string
 	proto int
+	// noEvict is CLIENT NO-EVICT's flag (under mu).
+	noEvict bool
 
 	authed  bool
 	closing bool
@@ -44,6 +46,8 @@ type client struct {
 	nreq   int
 	sends  []nodeSend // by node index
 	keyBuf []int
+
+	m clientMetrics // this batch's commands, for metrics (metrics.go)
 
 	multi *txState          // between MULTI and EXEC/DISCARD
 	watch map[int]*nodeConn // dedicated connections holding WATCHes, by node
@@ -291,6 +295,7 @@ func (c *client) finishBatch() {
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops)))
+	c.batchDone()
 	clear(c.ops)
 	c.ops = c.ops[:0]
 	for _, r := range c.reqs[:c.nreq] {

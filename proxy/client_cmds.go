@@ -1,18 +1,34 @@
 package proxy
 
 import (
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
 // CLIENT subcommands, answered about the client's connection to the proxy
-// (ids, names and addresses are the proxy's, never a node's).
+// (ids, names and addresses are the proxy's, never a node's): ID, SETNAME,
+// GETNAME, LIST, INFO, KILL, NO-EVICT, REPLY and HELP, with Redis 7.0's
+// formats and errors (shared with the node through internal/redisinfo).
+//
+// CLIENT LIST prints Redis's fields in Redis's order; the buffer fields
+// (qbuf, omem ...) are 0. A client's transaction state belongs to its own
+// goroutine, so multi= and the 'x' flag are exact for the calling client
+// only (others show multi=-1), and the 'd' flag (a WATCHed key changed) is
+// never shown: the WATCH lives on the node. Every client is of type normal
+// and user default. idle is counted from the end of the client's last
+// batch, and is 0 for the caller.
 
 func registerClientCmds(h map[string]func(c *client, args [][]byte)) {
 	h["client|id"] = func(c *client, _ [][]byte) { c.local.Int(c.id) }
 	h["client|setname"] = cmdClientSetName
 	h["client|getname"] = cmdClientGetName
 	h["client|reply"] = cmdClientReply
+	h["client|list"] = cmdClientList
+	h["client|info"] = cmdClientInfo
+	h["client|kill"] = cmdClientKill
+	h["client|no-evict"] = cmdClientNoEvict
+	h["client|help"] = func(c *client, _ [][]byte) { redisinfo.WriteHelp(&c.local, redisinfo.ClientHelp) }
 }
 
 func cmdClientSetName(c *client, args [][]byte) {
@@ -53,15 +69,93 @@ func cmdClientReply(c *client, args [][]byte) {
 	}
 }
 
-// validClientName: Redis allows only printable ASCII without spaces.
-func validClientName(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
+func cmdClientList(c *client, args [][]byte) {
+	f, errMsg := redisinfo.ParseList(args)
+	if errMsg != "" {
+		c.local.Error(errMsg)
+		return
 	}
-	return true
+	normal := func(*client) redisinfo.ClientType { return redisinfo.Normal }
+	c.local.Verbatim(redisinfo.List(f, c.srv.snapshotClients, c.srv.lookupClient, normal, c.appendClientLine))
 }
+
+func cmdClientInfo(c *client, _ [][]byte) {
+	c.local.Verbatim(string(append(c.appendClientLine(nil, c), '\n')))
+}
+
+// appendClientLine appends cl's CLIENT LIST line, without the newline, as
+// seen by c, the client running the command.
+func (c *client) appendClientLine(b []byte, cl *client) []byte {
+	self := cl == c
+	lastAt := cl.lastAt.Load()
+	now := c.srv.opts.Now()
+	if self {
+		lastAt = now.UnixNano() // running a command now
+	}
+	l := redisinfo.NewLine(now, cl.id, cl.raddr, cl.laddr, redisinfo.ConnFD(cl.nc), cl.created, lastAt, cl.lastCmd.Load())
+	if self && c.multi != nil {
+		l.Multi = c.multi.n
+	}
+	cl.mu.Lock()
+	l.Name, l.Resp = cl.name, cl.proto
+	l.Flags = redisinfo.Flags(self && c.multi != nil, false, self && c.closing, cl.noEvict)
+	cl.mu.Unlock()
+	return redisinfo.AppendLine(b, &l)
+}
+
+// cmdClientKill answers both forms: CLIENT KILL addr (reply OK or "No such
+// client") and CLIENT KILL <filter> <value> ... (reply the number
+// killed). Another client's connection is closed at once, which ends its
+// goroutine (serveClient releases everything); the calling client is
+// closed after its reply.
+func cmdClientKill(c *client, args [][]byte) {
+	f, errMsg := redisinfo.ParseKill(args)
+	if errMsg != "" {
+		c.local.Error(errMsg)
+		return
+	}
+	attrs := func(cl *client) (int64, string, string, redisinfo.ClientType) {
+		return cl.id, cl.raddr, cl.laddr, redisinfo.Normal
+	}
+	n, self := redisinfo.Kill(&f, c.srv.snapshotClients(), c, attrs, func(cl *client) {
+		if cl.killed.CompareAndSwap(false, true) {
+			cl.nc.Close()
+		}
+	})
+	f.KillReply(&c.local, n)
+	c.closing = c.closing || self
+}
+
+func cmdClientNoEvict(c *client, args [][]byte) {
+	on, ok := redisinfo.ParseNoEvict(args[2])
+	if !ok {
+		c.local.Error(resp.ErrSyntax)
+		return
+	}
+	c.mu.Lock()
+	c.noEvict = on
+	c.mu.Unlock()
+	c.local.OK()
+}
+
+// snapshotClients returns the live clients in connection order, as Redis's
+// client list keeps them; clients already killed are left out.
+func (s *Server) snapshotClients() []*client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return redisinfo.Live(s.clients, func(cl *client) bool { return cl.killed.Load() })
+}
+
+// lookupClient finds a live client by id.
+func (s *Server) lookupClient(id int64) (*client, bool) {
+	s.mu.Lock()
+	cl := s.clients[id]
+	s.mu.Unlock()
+	return cl, cl != nil && !cl.killed.Load()
+}
+
+// validClientName: Redis allows only printable ASCII without spaces.
+func validClientName(b []byte) bool { return redisinfo.ValidName(b) }
 
 // setName sets the connection name; an empty name clears it.
 func (c *client) setName(b []byte) {

@@ -149,27 +149,37 @@ func infoServer(c *client, b *infoBuf) {
 
 func infoClients(c *client, b *infoBuf) {
 	s := c.srv
-	s.mu.Lock()
-	n := len(s.clients)
-	s.mu.Unlock()
-	b.int("connected_clients", int64(n))
+	b.int("connected_clients", int64(s.numClients()))
+	b.int("cluster_connections", 0)
 	b.int("maxclients", int64(s.opts.MaxClients))
+	// A client waiting on a blocking command waits at its node, which
+	// counts it; the proxy itself blocks nobody.
 	b.int("blocked_clients", 0)
 }
 
 func infoStats(c *client, b *infoBuf) {
 	st := &c.srv.stats
+	ops, in, out := c.srv.rates.Current()
 	b.int("total_connections_received", st.connections.Load())
 	b.int("total_commands_processed", st.commands.Load())
+	b.int("instantaneous_ops_per_sec", int64(ops))
 	b.int("total_net_input_bytes", st.netInput.Load())
 	b.int("total_net_output_bytes", st.netOutput.Load())
+	b.str("instantaneous_input_kbps", strconv.FormatFloat(in/1024, 'f', 2, 64))
+	b.str("instantaneous_output_kbps", strconv.FormatFloat(out/1024, 'f', 2, 64))
 	b.int("rejected_connections", st.rejected.Load())
 	b.int("crossslot_rejections", st.crossSlot.Load())
 }
 
 // infoNodes prints one line per node:
 // node0:addr=127.0.0.1:7001,slots=0-5460,status=up,connections=2,
-// requests=..,errors=..,avg_batch_latency_us=..
+// requests=..,errors=..,avg_batch_latency_us=..,p99_batch_latency_us=..
+//
+// connections counts the node's open connections (shared and dedicated);
+// errors counts failed connection attempts and connections lost with
+// requests in flight; the latencies are of client batches' round trips to
+// the node (the p99 estimated from histogram buckets, within a bucket's
+// width).
 func infoNodes(c *client, b *infoBuf) {
 	s := c.srv
 	infos := s.topo.Nodes()
@@ -181,12 +191,8 @@ func infoNodes(c *client, b *infoBuf) {
 			status = "down"
 		}
 		p.mu.Unlock()
-		n := p.latency.count.Load()
-		avg := int64(0)
-		if n > 0 {
-			avg = p.latency.sumUs.Load() / n
-		}
-		b.str("node"+strconv.Itoa(i), fmt.Sprintf("addr=%s,slots=%s,status=%s,connections=%d,requests=%d,errors=%d,avg_batch_latency_us=%d",
-			p.addr, FormatRanges(infos[i].Ranges), status, conns, p.requests.Load(), p.errors.Load(), avg))
+		avg, p99 := p.latency.meanAndP99()
+		b.str("node"+strconv.Itoa(i), fmt.Sprintf("addr=%s,slots=%s,status=%s,connections=%d,requests=%d,errors=%d,avg_batch_latency_us=%d,p99_batch_latency_us=%d",
+			p.addr, FormatRanges(infos[i].Ranges), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
 	}
 }

@@ -83,7 +83,11 @@ var txControlCommands = map[string]bool{
 // order (lookup, arity, auth, CROSSSLOT), then MULTI queueing or routing.
 // Every command adds exactly one op to the batch.
 func (c *client) handle(args [][]byte) {
-	c.handleCommand(args)
+	if c.srv.metrics != nil {
+		c.handleMeasured(args)
+	} else {
+		c.handleCommand(args)
+	}
 	switch c.reply {
 	case replyOff:
 		c.ops[len(c.ops)-1].skip = true

@@ -34,6 +34,10 @@ type Server struct {
 	wg     sync.WaitGroup // client goroutines
 	bg     sync.WaitGroup // node readers, watchdog
 	stop   chan struct{}
+
+	rates infoRates // INFO instantaneous_* (metrics.go)
+	// metrics is nil unless Options.MetricsAddr is set (metrics.go).
+	metrics *metrics
 }
 
 // serverStats are INFO's counters.
@@ -68,6 +72,11 @@ func New(opts Options) (*Server, error) {
 	if s.seg, err = newSegments(o); err != nil {
 		return nil, err
 	}
+	if o.MetricsAddr != "" {
+		if s.metrics, err = newMetrics(s); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -91,6 +100,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
+	s.startStats()
 	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", len(s.nodes), "cross-slot", s.opts.CrossSlot.String())
 
 	s.bg.Add(1)
@@ -150,6 +160,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.stop)
+	s.stopStats()
 	if s.ln != nil {
 		s.ln.Close()
 	}
