@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -70,6 +72,7 @@ func TestProxyNodeFaults(t *testing.T) {
 	if err := victim.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, victim.Process.Pid)
 	v, d := do("GET", k1)
 	if !strings.HasPrefix(v.Text(), "ERR connection to node "+addr1) || d < 300*time.Millisecond || d > 3*time.Second {
 		t.Errorf("GET on a stopped node: %v after %v; want the connection-lost error after --node-timeout", v, d)
@@ -88,6 +91,8 @@ func TestProxyNodeFaults(t *testing.T) {
 
 	// A request in flight when the node dies: stop it, send, kill it.
 	victim.Process.Signal(syscall.SIGSTOP)
+	// Signals are asynchronous: a node still running would answer.
+	waitStopped(t, victim.Process.Pid)
 	nc, err := net.Dial("tcp", paddr)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +136,20 @@ func TestProxyNodeFaults(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Errorf("proxy still running 5s after SIGTERM")
 	}
+}
+
+// waitStopped waits until the process is in the stopped state ('T' in
+// /proc/<pid>/stat).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	waitUntil(t, "the node to stop", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		_, rest, ok := strings.Cut(string(b), ") ")
+		return ok && strings.HasPrefix(rest, "T")
+	})
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
