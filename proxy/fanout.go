@@ -132,7 +132,7 @@ func cmdScan(c *client, args [][]byte) {
 	if err != nil {
 		// Odd but valid cursors ("+5", "") and invalid ones: the first
 		// node parses them and answers exactly.
-		c.addReq(c.forward(0, args))
+		c.addReq(c.forward(c.srv.anyNode(), args))
 		return
 	}
 	topo := c.srv.topo

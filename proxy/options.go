@@ -98,7 +98,7 @@ func DefaultOptions() Options {
 		// Redis's client-query-buffer-limit default.
 		QueryBufferLimit:  1 << 30,
 		ClientOutputLimit: 1 << 30,
-		ConnsPerNode:      2,
+		ConnsPerNode:      1,
 		DialTimeout:       time.Second,
 		NodeTimeout:       5 * time.Second,
 		RedialBackoff:     500 * time.Millisecond,

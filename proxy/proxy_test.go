@@ -264,3 +264,19 @@ func TestDeadNodeFailsFastAndRecovers(t *testing.T) {
 		t.Errorf("GET on a live node's slot: %v", v)
 	}
 }
+
+// TestProxyViewsRefusedInMulti: the proxy's own CLUSTER views and
+// READONLY cannot join a node's transaction, so they doom it.
+func TestProxyViewsRefusedInMulti(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	for _, cmd := range [][]string{{"CLUSTER", "SLOTS"}, {"READONLY"}} {
+		do(t, c, "MULTI")
+		if v := do(t, c, cmd...); !v.IsError() {
+			t.Errorf("%v inside MULTI: %v, want an error", cmd, v)
+		}
+		if v := do(t, c, "EXEC"); v.Text() != "EXECABORT Transaction discarded because of previous errors." {
+			t.Errorf("EXEC after %v: %v", cmd, v)
+		}
+	}
+}

@@ -103,6 +103,10 @@ func (c *client) handleCommand(args [][]byte) {
 	cmd := slots.Lookup(args[0])
 	if cmd == nil {
 		if h := proxyOnlyCommand(args[0]); h != nil {
+			if c.multi != nil {
+				c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, lower(args[0])))
+				return
+			}
 			c.runLocal(h, args)
 			return
 		}
@@ -118,6 +122,12 @@ func (c *client) handleCommand(args [][]byte) {
 		return
 	}
 	if cmd.Name == "cluster" && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
+		// The proxy's own views cannot be queued in a node's
+		// transaction.
+		if c.multi != nil {
+			c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, "cluster|"+string(lower(args[1]))))
+			return
+		}
 		c.runLocal(clusterSubcommand(args[1]), args)
 		return
 	}
@@ -173,7 +183,7 @@ func (c *client) handleCommand(args [][]byte) {
 		}
 		c.addReq(c.forward(n, args))
 	case routeAnyNode:
-		c.addReq(c.forward(0, args))
+		c.addReq(c.forward(c.srv.anyNode(), args))
 	case routeLocal:
 		if r.barrier {
 			c.finishBatch()
@@ -182,6 +192,17 @@ func (c *client) handleCommand(args [][]byte) {
 	case routeOps:
 		r.handler(c, args)
 	}
+}
+
+// anyNode picks the node for commands every node answers alike: the
+// first one that is not known to be down.
+func (s *Server) anyNode() int {
+	for i, p := range s.nodes {
+		if !p.down.Load() {
+			return i
+		}
+	}
+	return 0
 }
 
 // runLocal runs a proxy-answered command, recording its reply.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // proxyFlags are the flags shared by 'proxy' and 'up'.
 type proxyFlags struct {
 	opts        proxy.Options
+	procs       int
 	crossSlot   string
 	segmentKeys stringList
 }
@@ -69,6 +71,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
 	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment (a power of two)")
 	fs.StringVar(&p.opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address (host:port); empty: off")
+	fs.IntVar(&p.procs, "procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. 1 is cheapest per request where the proxy shares a small machine with its nodes and load generator")
 }
 
 func (p *proxyFlags) finish() error {
@@ -78,6 +81,12 @@ func (p *proxyFlags) finish() error {
 	}
 	p.opts.CrossSlot = m
 	p.opts.SegmentKeys = p.segmentKeys
+	if p.procs < 0 {
+		return fmt.Errorf("--procs must be 0 (one per core) or positive, got %d", p.procs)
+	}
+	if p.procs > 0 {
+		runtime.GOMAXPROCS(p.procs)
+	}
 	if p.opts.ClientOutputLimit == 0 {
 		p.opts.ClientOutputLimit = -1 // no limit
 	}
