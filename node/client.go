@@ -101,6 +101,14 @@ func newClient(s *Server, nc net.Conn) *client {
 
 // setAuthed records the client's authentication state; the reader applies
 // Redis's tighter request limits until a client has authenticated.
+// ID, Authed, SetAuthed, SetName and SetProto let package conncmd
+// answer HELLO and AUTH for the connection.
+func (c *client) ID() int64         { return c.id }
+func (c *client) Authed() bool      { return c.authed }
+func (c *client) SetAuthed(ok bool) { c.setAuthed(ok) }
+func (c *client) SetName(b []byte)  { c.setName(b) }
+func (c *client) SetProto(p int)    { c.setProto(p) }
+
 func (c *client) setAuthed(ok bool) {
 	c.authed = ok
 	c.rd.Unauthenticated = !ok

@@ -1,11 +1,8 @@
 package node
 
 import (
-	"fmt"
-	"math"
-	"strconv"
+	"github.com/shardgate/shardgate/internal/conncmd"
 
-	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -16,9 +13,8 @@ import (
 // The dispatcher has already checked arity and NOAUTH (HELLO, AUTH, QUIT
 // and RESET carry the no-auth flag).
 
-// redisVersion is what the node reports as its version (HELLO, INFO): the
-// Redis release whose behaviour it reproduces.
-const redisVersion = "7.0.15"
+// redisVersion is what the node reports as its version (INFO).
+const redisVersion = conncmd.RedisVersion
 
 // connHandlers lists the node-level command implementations by full name.
 // Other areas register theirs here with one line each.
@@ -46,137 +42,19 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	return h
 }
 
-func (s *Server) cmdPing(c *client, args [][]byte) {
-	if len(args) > 2 {
-		c.rejectf("wrong number of arguments for '%s' command", "ping")
-		return
-	}
-	if len(args) == 2 {
-		c.w.Bulk(args[1])
-		return
-	}
-	c.w.Simple("PONG")
-}
+func (s *Server) cmdPing(c *client, args [][]byte) { conncmd.Ping(&c.w, args) }
 
 func (s *Server) cmdEcho(c *client, args [][]byte) { c.w.Bulk(args[1]) }
 
-// cmdHello answers HELLO [protover [AUTH user pass] [SETNAME name]] as
-// Redis 7.0 does: after the version check, each option takes effect as it
-// is parsed, so "AUTH ... FOO" authenticates and "SETNAME n FOO" renames
-// before the syntax error, and a name set by an unauthenticated client
-// stays even though HELLO then answers NOAUTH.
 func (s *Server) cmdHello(c *client, args [][]byte) {
-	ver := int64(0)
-	if len(args) >= 2 {
-		v, ok := resp.ParseInt(args[1])
-		if !ok {
-			c.w.Error(resp.ErrHelloProtoVersion)
-			return
-		}
-		if v < 2 || v > 3 {
-			c.w.Error(resp.ErrNoProto)
-			return
-		}
-		ver = v
-	}
-	for j := 2; j < len(args); j++ {
-		more := len(args) - 1 - j
-		switch opt := args[j]; {
-		case equalFoldASCII(opt, "auth") && more >= 2:
-			if !s.checkPassword(args[j+1], args[j+2]) {
-				c.w.Error(resp.ErrWrongPass)
-				return
-			}
-			c.setAuthed(true)
-			j += 2
-		case equalFoldASCII(opt, "setname") && more >= 1:
-			if !redisinfo.ValidName(args[j+1]) {
-				c.w.Error(resp.ErrClientName)
-				return
-			}
-			c.setName(args[j+1])
-			j++
-		default:
-			c.w.Error(fmt.Sprintf(resp.ErrHelloOption, opt))
-			return
-		}
-	}
-	if !c.authed {
-		c.w.Error(resp.ErrHelloNoAuth)
-		return
-	}
-	if ver != 0 {
-		c.setProto(int(ver))
-	}
-	c.w.Map(7)
-	c.w.BulkString("server")
-	c.w.BulkString("redis")
-	c.w.BulkString("version")
-	c.w.BulkString(redisVersion)
-	c.w.BulkString("proto")
-	c.w.Int(int64(c.w.Proto))
-	c.w.BulkString("id")
-	c.w.Int(c.id)
-	c.w.BulkString("mode")
-	c.w.BulkString("cluster")
-	c.w.BulkString("role")
-	c.w.BulkString("master")
-	c.w.BulkString("modules")
-	c.w.Array(0)
+	conncmd.Hello(&c.w, c, args, s.cfg.requirePass())
 }
 
-// checkPassword reports whether user/pass authenticate. The only user is
-// "default"; without requirepass it has no password, so any password is
-// accepted for it (Redis's nopass).
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	want := s.cfg.requirePass()
-	return want == "" || string(pass) == want
-}
-
-// cmdAuth answers AUTH [user] pass. A failed AUTH leaves an already
-// authenticated connection authenticated, as in Redis 7.
 func (s *Server) cmdAuth(c *client, args [][]byte) {
-	if len(args) > 3 {
-		c.w.Error(resp.ErrSyntax)
-		return
-	}
-	user, pass := []byte("default"), args[1]
-	if len(args) == 2 {
-		if s.cfg.requirePass() == "" {
-			c.w.Error(resp.ErrAuthNoPassword)
-			return
-		}
-	} else {
-		user, pass = args[1], args[2]
-	}
-	if !s.checkPassword(user, pass) {
-		c.w.Error(resp.ErrWrongPass)
-		return
-	}
-	c.setAuthed(true)
-	c.w.OK()
+	conncmd.Auth(&c.w, c, args, s.cfg.requirePass())
 }
 
-// cmdSelect: a cluster node has only database 0.
-func (s *Server) cmdSelect(c *client, args [][]byte) {
-	id, ok := resp.ParseInt(args[1])
-	if !ok {
-		c.w.Error(resp.ErrNotInteger)
-		return
-	}
-	if id < math.MinInt32 || id > math.MaxInt32 {
-		c.w.Error(fmt.Sprintf(resp.ErrIntRange, math.MinInt32, math.MaxInt32))
-		return
-	}
-	if id != 0 {
-		c.w.Error(resp.ErrSelectCluster)
-		return
-	}
-	c.w.OK()
-}
+func (s *Server) cmdSelect(c *client, args [][]byte) { conncmd.Select(&c.w, args) }
 
 func (s *Server) cmdQuit(c *client, args [][]byte) {
 	c.w.OK()
@@ -196,13 +74,7 @@ func (s *Server) cmdReset(c *client, args [][]byte) {
 	c.w.Simple("RESET")
 }
 
-func (s *Server) cmdTime(c *client, args [][]byte) {
-	now := s.opts.Now()
-	var tmp [24]byte
-	c.w.Array(2)
-	c.w.Bulk(strconv.AppendInt(tmp[:0], now.Unix(), 10))
-	c.w.Bulk(strconv.AppendInt(tmp[:0], int64(now.Nanosecond()/1000), 10))
-}
+func (s *Server) cmdTime(c *client, args [][]byte) { conncmd.Time(&c.w, s.opts.Now()) }
 
 func (s *Server) cmdClusterKeyslot(c *client, args [][]byte) {
 	c.w.Int(int64(slots.Slot(args[2])))

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"runtime/debug"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -57,31 +58,17 @@ func buildRoutes(s *Server) []route {
 // execute runs one command for c: lookup, arity, auth, CROSSSLOT, then
 // MULTI queueing or the command itself, in Redis's order of checks.
 func (s *Server) execute(c *client, args [][]byte) {
-	cmd := slots.Lookup(args[0])
+	cmd, refusal := cmdlookup.Resolve(args)
 	if cmd == nil {
-		if isHTTPCommand(args[0]) {
+		if cmdlookup.IsHTTPRequest(args[0]) {
 			s.refuseHTTP(c)
 			return
 		}
-		c.reject(resp.UnknownCommand(args))
+		c.reject(refusal)
 		return
 	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		sub := slots.LookupSub(cmd, args[1])
-		if sub == nil {
-			c.reject(resp.UnknownSubcommand(args))
-			return
-		}
-		cmd = sub
-	}
-	if !cmd.CheckArity(len(args)) {
-		c.rejectCmd(cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName))
-		return
-	}
-	if cmd.Name == "debug" {
-		// A protected command, refused before authentication and MULTI
-		// as Redis does while enable-debug-command is "no".
-		c.rejectCmd(cmd, resp.ErrDebugDisabled)
+	if refusal != "" {
+		c.rejectCmd(cmd, refusal)
 		return
 	}
 	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
@@ -223,14 +210,6 @@ func (c *client) rejectf(format string, a ...any) {
 func (c *client) setLastCmd(cmd *slots.Command) {
 	c.lastCmd.Store(cmd)
 	c.lastAt.Store(c.nowNs)
-}
-
-// isHTTPCommand reports whether a command name is really a line of an HTTP
-// request ("POST ..." or a "Host:" header): a browser tricked into sending
-// a request to the node must not get any command run (Redis 7.0 does the
-// same since its cross-protocol scripting fix).
-func isHTTPCommand(name []byte) bool {
-	return slots.EqualFold("post", name) || slots.EqualFold("host:", name)
 }
 
 // refuseHTTP drops the client without a reply, discarding replies it is

@@ -7,6 +7,7 @@ package node
 import (
 	"context"
 	"errors"
+	"github.com/shardgate/shardgate/internal/netserve"
 	"log/slog"
 	"net"
 	"sync"
@@ -105,29 +106,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer s.wg.Done()
 		s.sampleRates()
 	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Close()
-		case <-s.stop:
-		}
-	}()
-
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.isClosed() {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		s.accept(nc)
-	}
+	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
+	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
 }
 
 // Addr is the listening address, once Serve has started.

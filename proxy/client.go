@@ -34,8 +34,12 @@ type client struct {
 
 	authed  bool
 	closing bool
-	killed  atomic.Bool
-	reply   replyMode
+	// refusedHTTP: the client sent an HTTP request; it is dropped
+	// without any reply, even those owed from the same batch (Redis's
+	// securityWarningCommand).
+	refusedHTTP bool
+	killed      atomic.Bool
+	reply       replyMode
 
 	// The current batch: ops in the client's order, the requests they
 	// wait for, and the encoded commands per node.
@@ -113,6 +117,14 @@ func newClient(s *Server, nc net.Conn) *client {
 	return c
 }
 
+// ID, Authed, SetAuthed, SetName and SetProto let package conncmd
+// answer HELLO and AUTH for the connection.
+func (c *client) ID() int64         { return c.id }
+func (c *client) Authed() bool      { return c.authed }
+func (c *client) SetAuthed(ok bool) { c.setAuthed(ok) }
+func (c *client) SetName(b []byte)  { c.setName(b) }
+func (c *client) SetProto(p int)    { c.setProto(p); c.switchWatchProto(p) }
+
 func (c *client) setAuthed(ok bool) {
 	c.authed = ok
 	c.rd.Unauthenticated = !ok
@@ -161,6 +173,9 @@ func (s *Server) serveClient(c *client) {
 			c.handle(args)
 			if c.closing {
 				c.finishBatch()
+				if c.refusedHTTP {
+					c.w.Reset()
+				}
 				c.flush()
 				return
 			}

@@ -2,7 +2,9 @@ package proxy_test
 
 import (
 	"fmt"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/proxy"
@@ -278,5 +280,22 @@ func TestProxyViewsRefusedInMulti(t *testing.T) {
 		if v := do(t, c, "EXEC"); v.Text() != "EXECABORT Transaction discarded because of previous errors." {
 			t.Errorf("EXEC after %v: %v", cmd, v)
 		}
+	}
+}
+
+// TestHTTPRequestDropped: like Redis, the proxy closes a connection that
+// sends an HTTP request line, without any reply (not even for the
+// commands before it in the same batch).
+func TestHTTPRequestDropped(t *testing.T) {
+	cl := proxytest.Start(t, 1, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	if err := c.WriteRaw([]byte("PING\r\nPOST / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	nc := c.NetConn()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(nc)
+	if len(b) != 0 || err != nil {
+		t.Errorf("got %q, %v; want the connection closed without a reply", b, err)
 	}
 }

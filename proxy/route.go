@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -100,28 +101,7 @@ func (c *client) handle(args [][]byte) {
 }
 
 func (c *client) handleCommand(args [][]byte) {
-	cmd := slots.Lookup(args[0])
-	if cmd == nil {
-		if h := proxyOnlyCommand(args[0]); h != nil {
-			if c.multi != nil {
-				c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, lower(args[0])))
-				return
-			}
-			c.runLocal(h, args)
-			return
-		}
-		if c.segmentCommand(nil, args) {
-			if !c.authed {
-				c.reject(resp.ErrNoAuth)
-				return
-			}
-			c.runSegments(args)
-			return
-		}
-		c.reject(resp.UnknownCommand(args))
-		return
-	}
-	if cmd.Name == "cluster" && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
+	if slots.EqualFold("cluster", args[0]) && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
 		// The proxy's own views cannot be queued in a node's
 		// transaction.
 		if c.multi != nil {
@@ -131,20 +111,13 @@ func (c *client) handleCommand(args [][]byte) {
 		c.runLocal(clusterSubcommand(args[1]), args)
 		return
 	}
-	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		sub := slots.LookupSub(cmd, args[1])
-		if sub == nil {
-			c.reject(resp.UnknownSubcommand(args))
-			return
-		}
-		cmd = sub
-	}
-	if !cmd.CheckArity(len(args)) {
-		c.rejectCmd(cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName))
+	cmd, refusal := cmdlookup.Resolve(args)
+	if cmd == nil {
+		c.unknownCommand(args, refusal)
 		return
 	}
-	if cmd.Name == "debug" {
-		c.rejectCmd(cmd, resp.ErrDebugDisabled)
+	if refusal != "" {
+		c.rejectCmd(cmd, refusal)
 		return
 	}
 	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
@@ -203,6 +176,37 @@ func (s *Server) anyNode() int {
 		}
 	}
 	return 0
+}
+
+// unknownCommand serves the names the command table lacks: the proxy's
+// own (READONLY, SEGBIT.* ...), or else Redis's refusal (and for an HTTP
+// request, Redis's silent disconnect).
+func (c *client) unknownCommand(args [][]byte, refusal string) {
+	if h := proxyOnlyCommand(args[0]); h != nil {
+		if c.multi != nil {
+			c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, lower(args[0])))
+			return
+		}
+		c.runLocal(h, args)
+		return
+	}
+	if c.segmentCommand(nil, args) {
+		if !c.authed {
+			c.reject(resp.ErrNoAuth)
+			return
+		}
+		c.runSegments(args)
+		return
+	}
+	if cmdlookup.IsHTTPRequest(args[0]) {
+		c.srv.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed",
+			"client", c.id, "addr", c.raddr)
+		c.refusedHTTP = true
+		c.closing = true
+		c.addLocal(len(c.local.B))
+		return
+	}
+	c.reject(refusal)
 }
 
 // runLocal runs a proxy-answered command, recording its reply.

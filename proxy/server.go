@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"github.com/shardgate/shardgate/internal/netserve"
 	"log/slog"
 	"net"
 	"sync"
@@ -108,28 +109,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer s.bg.Done()
 		s.watchdog()
 	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Close()
-		case <-s.stop:
-		}
-	}()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.isClosed() {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		s.accept(nc)
-	}
+	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
+	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
 }
 
 // Addr is the listening address, once Serve has started.

@@ -1,0 +1,45 @@
+// Package cmdlookup is the first step of every dispatcher (node and
+// proxy): find the command a request names in the shared table, and the
+// refusals Redis makes before anything else, in Redis's order.
+package cmdlookup
+
+import (
+	"fmt"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Resolve finds the command (or subcommand) args names. When the name is
+// unknown, cmd is nil and errMsg is Redis's unknown-command error (the
+// caller may first look for names of its own). Otherwise a non-empty
+// errMsg refuses the command before authentication: an unknown
+// subcommand, a wrong number of arguments, or DEBUG, which a Redis with
+// the default enable-debug-command no refuses outright.
+func Resolve(args [][]byte) (cmd *slots.Command, errMsg string) {
+	cmd = slots.Lookup(args[0])
+	if cmd == nil {
+		return nil, resp.UnknownCommand(args)
+	}
+	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
+		sub := slots.LookupSub(cmd, args[1])
+		if sub == nil {
+			return cmd, resp.UnknownSubcommand(args)
+		}
+		cmd = sub
+	}
+	if !cmd.CheckArity(len(args)) {
+		return cmd, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName)
+	}
+	if cmd.Name == "debug" {
+		return cmd, resp.ErrDebugDisabled
+	}
+	return cmd, ""
+}
+
+// IsHTTPRequest reports whether an unknown command name is really the
+// start of an HTTP request ("POST" or a "Host:" header line): Redis closes
+// such a connection without a reply, as a cross-protocol attack.
+func IsHTTPRequest(name []byte) bool {
+	return slots.EqualFold("post", name) || slots.EqualFold("host:", name)
+}

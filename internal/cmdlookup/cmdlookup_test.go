@@ -1,0 +1,33 @@
+package cmdlookup
+
+import "testing"
+
+func TestResolve(t *testing.T) {
+	cases := []struct {
+		args    []string
+		name    string // FullName, "" for nil
+		errText string
+	}{
+		{[]string{"GET", "k"}, "get", ""},
+		{[]string{"get"}, "get", "ERR wrong number of arguments for 'get' command"},
+		{[]string{"nosuch", "a"}, "", "ERR unknown command 'nosuch', with args beginning with: 'a' "},
+		{[]string{"CLIENT", "bogus"}, "client", "ERR unknown subcommand 'bogus'. Try CLIENT HELP."},
+		{[]string{"client", "setname"}, "client|setname", "ERR wrong number of arguments for 'client|setname' command"},
+		{[]string{"CLIENT"}, "client", "ERR wrong number of arguments for 'client' command"},
+		{[]string{"DEBUG", "x"}, "debug", "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."},
+	}
+	for _, c := range cases {
+		args := make([][]byte, len(c.args))
+		for i, a := range c.args {
+			args[i] = []byte(a)
+		}
+		cmd, msg := Resolve(args)
+		name := ""
+		if cmd != nil {
+			name = cmd.FullName
+		}
+		if name != c.name || msg != c.errText {
+			t.Errorf("Resolve(%q) = %q, %q; want %q, %q", c.args, name, msg, c.name, c.errText)
+		}
+	}
+}
