@@ -366,6 +366,7 @@ func allFamilies() []family {
 		{"bits", bitTemplates()},
 		{"hll", hllTemplates()},
 		{"bitfield", bitfieldTemplates()},
+		{"lists", listTemplates()},
 	}
 }
 

@@ -112,4 +112,13 @@ const (
 	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
 	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+
+	// Lists (node/engine/list_cmds.go).
+	ErrIndexOutOfRange      = "ERR index out of range"
+	ErrPositiveCount        = "ERR value is out of range, must be positive"
+	ErrLposRankZero         = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLposCountNegative    = "ERR COUNT can't be negative"
+	ErrLposMaxlenNegative   = "ERR MAXLEN can't be negative"
+	ErrNumkeysNotPositive   = "ERR numkeys should be greater than 0"
+	ErrMpopCountNotPositive = "ERR count should be greater than 0"
 )

@@ -55,5 +55,6 @@ func Handlers() map[string]Handler {
 	registerBits(h)
 	registerHLL(h)
 	registerBitfield(h)
+	registerLists(h)
 	return h
 }

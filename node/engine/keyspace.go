@@ -136,6 +136,18 @@ type Keyspace struct {
 	dirty atomic.Int64
 	// keyspace-wide statistics (INFO stats)
 	Stats Stats
+	// OnListPush, when set, is called after anything adds elements to a
+	// list: the push commands (LPUSH RPUSH LPUSHX RPUSHX LINSERT, LMOVE's
+	// and RPOPLPUSH's destination, ListMove) and any list stored under a
+	// key by Set (a new list, RENAME, COPY), as Redis's signalKeyAsReady
+	// from dbAdd and the push paths. It runs with the command's locks held
+	// (the key's shard, or the keyspace exclusively inside EXEC), before
+	// the command's reply and, inside MULTI, before the rest of the
+	// transaction: the callee must only note the key (key aliases the
+	// command's arguments: copy it to keep it) and serve blocked clients
+	// after the command, as Redis's handleClientsBlockedOnKeys does. The
+	// node's blocking code sets it once, before serving.
+	OnListPush func(slot uint16, key []byte)
 }
 
 // Stats are counters reported by INFO.
@@ -236,6 +248,9 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	}
 	if e.Expire != 0 {
 		ks.addExpire(s)
+	}
+	if e.Kind == KindList && ks.OnListPush != nil {
+		ks.OnListPush(s.Slot, key)
 	}
 }
 
