@@ -138,6 +138,9 @@ var listScripts = []strScript{
 		sc("RPUSH", "l", "x"), sc("PEXPIRE", "l", "100000"), sc("RPUSH", "l", "y"), sc("PTTL", "l"),
 		sc("LPOP", "l", "2"), sc("TTL", "l"), sc("EXISTS", "l"), sc("RPUSH", "l", "x"), sc("TTL", "l"),
 		sc("EXPIRE", "l", "0"), sc("EXISTS", "l"), sc("TOUCH", "l"), sc("OBJECT", "ENCODING", "nokey"),
+		sc("RPUSH", "l", "x"), sc("SET", "s", "v"), sc("SCAN", "0", "TYPE", "list", "COUNT", "1000"),
+		sc("SCAN", "0", "TYPE", "LIST", "COUNT", "1000"), sc("SCAN", "0", "TYPE", "string", "COUNT", "1000"),
+		sc("SCAN", "0", "TYPE", "list", "MATCH", "nomatch", "COUNT", "1000"),
 	}},
 }
 
