@@ -1,11 +1,17 @@
 # Shared helpers of the bench/*.sh scripts; source it, do not run it.
 
 # free_port prints a TCP port nothing listens on (the kernel-assigned port
-# of a throwaway listener would be better, but bash has none).
+# of a throwaway listener would be better, but bash has none). It picks
+# below 32768, where Linux's outgoing connections take their local ports
+# (a port in use by one refuses connections, so it looks free, but it
+# cannot be bound).
 free_port() {
 	local p
 	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000))
+		if command -v ss >/dev/null && [[ -n $(ss -Htan "sport = :$p") ]]; then
+			continue
+		fi
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
