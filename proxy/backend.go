@@ -71,6 +71,13 @@ type nodeConn struct {
 	// cache the connection.
 	dead atomic.Bool
 
+	// blocking: the outstanding request is a blocking command (a
+	// dedicated connection), which the watchdog leaves alone. nodeID is
+	// the node's CLIENT ID for the connection: 0 not asked yet, -1 none
+	// (blocking.go).
+	blocking atomic.Bool
+	nodeID   atomic.Int64
+
 	// progress is the unix-nano time bytes last moved on the connection,
 	// or when it last went from idle to busy; the watchdog compares it
 	// with NodeTimeout.
@@ -485,7 +492,7 @@ func (s *Server) watchdog() {
 				}
 				p.mu.Unlock()
 				for _, c := range conns {
-					if c.progress.Load() < limit && c.outstanding() > 0 {
+					if c.progress.Load() < limit && c.outstanding() > 0 && !c.blocking.Load() {
 						s.log.Warn("node not answering; connection closed", "node", p.addr, "timeout", s.opts.NodeTimeout)
 						// A stopped process's kernel still accepts
 						// connections: without this every request

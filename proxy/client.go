@@ -58,6 +58,12 @@ type client struct {
 
 	multi *txState          // between MULTI and EXEC/DISCARD
 	watch map[int]*nodeConn // dedicated connections holding WATCHes, by node
+
+	// blocked is set while a blocking command waits on a node; pending
+	// holds the commands read meanwhile (blocking.go).
+	blocked     atomic.Pointer[blockState]
+	pending     [][][]byte
+	pendingSize int
 }
 
 // op is one command's place in the reply stream.
@@ -156,7 +162,7 @@ func (s *Server) serveClient(c *client) {
 	}()
 	for {
 		for {
-			args, ok, err := c.rd.Next()
+			args, ok, err := c.next()
 			if err != nil {
 				var pe *resp.ProtocolError
 				if errors.As(err, &pe) {

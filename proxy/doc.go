@@ -24,7 +24,9 @@
 // Transactions with WATCH need the node's per-connection state, so they
 // borrow a dedicated connection to the node; MULTI ... EXEC without WATCH
 // is sent as one contiguous block on the shared connection, which the node
-// runs as one unit.
+// runs as one unit. Blocking commands (BLPOP, BLMOVE ...) also wait on a
+// dedicated connection, released when they end or the client leaves
+// (blocking.go).
 //
 // Faults. A node that cannot be reached answers its slots with CLUSTERDOWN
 // at once (redials are rate-limited); a connection that breaks fails the

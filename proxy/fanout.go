@@ -26,6 +26,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"exec":             cmdExec,
 		"watch":            cmdWatch,
 		"unwatch":          cmdUnwatch,
+		"client|unblock":   cmdClientUnblock,
 	}
 }
 

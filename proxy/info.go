@@ -152,9 +152,8 @@ func infoClients(c *client, b *infoBuf) {
 	b.int("connected_clients", int64(s.numClients()))
 	b.int("cluster_connections", 0)
 	b.int("maxclients", int64(s.opts.MaxClients))
-	// A client waiting on a blocking command waits at its node, which
-	// counts it; the proxy itself blocks nobody.
-	b.int("blocked_clients", 0)
+	// Clients waiting in a blocking command on a node (blocking.go).
+	b.int("blocked_clients", int64(s.blockedClients()))
 }
 
 func infoStats(c *client, b *infoBuf) {

@@ -311,12 +311,15 @@ func (c *client) handleMeasured(args [][]byte) {
 		cm.start = m.now()
 	}
 	start := cm.start // a barrier inside handleCommand may end the batch
+	// Looked up first: a blocking command's args do not outlive it
+	// (the client's reader is read while it blocks, blocking.go).
+	idx := m.commandIndex(cm, args)
 	c.handleCommand(args)
 	var ready int64
 	if n := len(c.ops); n > 0 && c.ops[n-1].req == nil && c.ops[n-1].merge == nil {
 		ready = m.now()
 	}
-	cm.ops = append(cm.ops, opMetric{cmd: m.commandIndex(cm, args), start: start, ready: ready})
+	cm.ops = append(cm.ops, opMetric{cmd: idx, start: start, ready: ready})
 }
 
 // batchDone runs when a batch's replies are all in: it stamps the

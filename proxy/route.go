@@ -40,6 +40,8 @@ type route struct {
 	// barrier commands change how the client's later commands are sent
 	// (protocol version): the batch before them is finished first.
 	barrier bool
+	// blocking commands run on a dedicated connection (blocking.go).
+	blocking bool
 }
 
 func buildRoutes() []route {
@@ -64,6 +66,7 @@ func buildRoutes() []route {
 		r.split = split[cmd.FullName]
 		r.txControl = txControlCommands[cmd.FullName]
 		r.barrier = cmd.FullName == "hello" || cmd.FullName == "reset"
+		r.blocking = r.kind == routeKeyed && cmd.Has(slots.FlagBlocking)
 		for _, sub := range cmd.Subcommands {
 			add(sub)
 		}
@@ -153,6 +156,10 @@ func (c *client) handleCommand(args [][]byte) {
 		n := 0
 		if slot >= 0 {
 			n = c.srv.topo.Owner(uint16(slot))
+		}
+		if r.blocking && blocksOnNode(cmd, args) {
+			c.blockingCall(n, cmd, args)
+			return
 		}
 		c.addReq(c.forward(n, args))
 	case routeAnyNode:

@@ -61,6 +61,8 @@ const (
 	ErrIntRange            = "ERR value is out of range, value must between %d and %d"
 	ErrClientName          = "ERR Client names cannot contain spaces, newlines or special characters."
 	ErrNoSuchClient        = "ERR No such client"
+	ErrUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+	ErrSubcommandSyntax    = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
 	ErrClientIDRange       = "ERR client-id should be greater than 0"
 	ErrInvalidClientID     = "ERR Invalid client ID"
 	ErrUnknownClientType   = "ERR Unknown client type '%s'"

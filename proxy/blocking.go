@@ -1,0 +1,395 @@
+package proxy
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP, and XREAD/XREADGROUP with BLOCK) may hold a node
+// connection for as long as they block, so they never go on the shared
+// pipelined connections. Each one is a barrier: the client's earlier
+// commands are answered and written first; then the command goes to the
+// slot's node on a dedicated connection and its reply is passed on as it
+// is. Inside MULTI they are queued like any command (the node does not
+// block inside a transaction).
+//
+// While the command waits, a goroutine keeps reading the client's socket:
+// commands the client pipelines meanwhile are parsed and kept for later
+// (a blocked Redis client processes nothing until it is unblocked), except
+// that QUIT cancels the wait: the proxy unblocks the node-side client
+// (CLIENT UNBLOCK ... TIMEOUT, so a command the node has already served
+// still delivers its element), passes on the reply and answers QUIT. A
+// client that disconnects (or is killed, or overflows its query buffer)
+// has its dedicated connection closed, which makes the node drop the
+// waiter. A node that dies fails the command at once (its connection's
+// reader fails it, ErrNodeConnLost). The watchdog (NodeTimeout) leaves a
+// blocked connection alone; instead, a command with a finite timeout whose
+// reply has not come NodeTimeout after that timeout is cut off the same
+// way.
+//
+// When the command ends normally the dedicated connection goes back to
+// the node's pool. Its node-side client id (CLIENT ID, asked before the
+// connection's first blocking command) maps the proxy's client id for
+// CLIENT UNBLOCK.
+
+// blockState is a client blocked on a node, as other clients see it
+// (CLIENT UNBLOCK, INFO).
+type blockState struct {
+	node int
+	conn *nodeConn
+
+	mu   sync.Mutex
+	done bool // the command has finished
+	// unblocking: a CLIENT UNBLOCK naming conn's node-side id was sent;
+	// it may still be in flight after the command finishes, so conn is
+	// not reused.
+	unblocking bool
+}
+
+// clientEvent is what the client did while blocked.
+type clientEvent uint8
+
+const (
+	clientGone clientEvent = iota + 1 // disconnected, killed, or over its query buffer limit
+	clientQuit                        // sent QUIT
+)
+
+var clientIDCmd = [][]byte{[]byte("CLIENT"), []byte("ID")}
+
+// blocksOnNode reports whether a command flagged blocking may block: XREAD
+// and XREADGROUP only with BLOCK.
+func blocksOnNode(cmd *slots.Command, args [][]byte) bool {
+	if cmd.FullName != "xread" && cmd.FullName != "xreadgroup" {
+		return true
+	}
+	_, ok := xreadBlock(args)
+	return ok
+}
+
+// xreadBlock returns the index of XREAD's BLOCK milliseconds argument.
+func xreadBlock(args [][]byte) (int, bool) {
+	for i := 1; i+1 < len(args); i++ {
+		if slots.EqualFold("streams", args[i]) {
+			break
+		}
+		if slots.EqualFold("block", args[i]) {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// blockTimeout is the command's own timeout; 0 means none (forever, or a
+// timeout the node will refuse).
+func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
+	var arg []byte
+	unit := float64(time.Second)
+	switch cmd.FullName {
+	case "blmpop", "bzmpop":
+		arg = args[1]
+	case "xread", "xreadgroup":
+		i, _ := xreadBlock(args)
+		arg, unit = args[i], float64(time.Millisecond)
+	default:
+		arg = args[len(args)-1]
+	}
+	f, err := strconv.ParseFloat(string(arg), 64)
+	if err != nil || f <= 0 || f > float64(1<<62)/unit {
+		return 0
+	}
+	return time.Duration(f * unit)
+}
+
+// blockingCall runs a blocking command on a dedicated connection to node
+// n, after the batch so far has been answered, and adds its reply.
+func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
+	c.finishBatch()
+	if !c.flush() {
+		c.closing = true
+		c.addLocal(len(c.local.B))
+		return
+	}
+	p := c.srv.nodes[n]
+	conn, err := p.dedicatedConn(c.w.Proto)
+	if err != nil {
+		c.localError(resp.ErrClusterDownSlot)
+		return
+	}
+	p.requests.Add(1)
+	if conn.nodeID.Load() == 0 {
+		// Known before the client shows as blocked, for CLIENT UNBLOCK.
+		// The watchdog covers this round trip.
+		idReq := &request{b: newBatch()}
+		idReq.b.remaining.Store(1)
+		if conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
+			<-idReq.b.done
+			conn.storeNodeID(idReq.reply)
+		}
+	}
+
+	r := c.newRequest()
+	c.b.remaining.Store(1)
+	st := &blockState{node: n, conn: conn}
+	conn.blocking.Store(true)
+	c.blocked.Store(st)
+	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
+		r.failWith(resp.ErrClusterDownSlot)
+	}
+
+	var deadline <-chan time.Time
+	if d := blockTimeout(cmd, args); d > 0 {
+		t := time.NewTimer(d + c.srv.opts.NodeTimeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	// From here on args are invalid: the watcher reads into the buffer
+	// they point to.
+	events, stopWatch := c.watchClient()
+	cut, quit := false, false // cut: the proxy closed conn
+wait:
+	for {
+		select {
+		case <-c.b.done:
+			break wait
+		case ev := <-events:
+			switch ev {
+			case clientGone:
+				events = nil
+				c.closing = true
+				conn.nc.Close()
+				cut = true
+			case clientQuit:
+				quit = true
+				if !c.unblockOnNode(st, nil) {
+					conn.nc.Close()
+					cut = true
+				} else if deadline == nil {
+					// A node that ignores the unblock is cut off.
+					t := time.NewTimer(c.srv.opts.NodeTimeout)
+					defer t.Stop()
+					deadline = t.C
+				}
+			}
+		case <-deadline:
+			deadline = nil
+			if !cut {
+				c.srv.log.Warn("node did not answer a blocking command after its timeout; connection closed",
+					"node", p.addr, "client", c.id, "timeout", c.srv.opts.NodeTimeout)
+				conn.nc.Close()
+				cut = true
+			}
+		}
+	}
+	stopWatch()
+
+	st.mu.Lock()
+	st.done = true
+	reuse := !st.unblocking && !cut
+	st.mu.Unlock()
+	c.blocked.Store(nil)
+	conn.blocking.Store(false)
+	if reuse {
+		p.release(conn)
+	} else {
+		conn.nc.Close()
+	}
+
+	mark := len(c.local.B)
+	if quit && cut && len(r.reply) > 0 && r.reply[0] == '-' {
+		// Cancelled for QUIT without the node's word: as if timed out
+		// (Redis answers every blocking command's timeout with a null
+		// array, BLMOVE's too).
+		c.local.NullArray()
+	} else {
+		c.local.Raw(r.reply)
+	}
+	c.addLocal(mark)
+	c.nreq = 0
+}
+
+// storeNodeID records the node-side client id from CLIENT ID's reply; -1
+// means the node has none to give.
+func (c *nodeConn) storeNodeID(reply []byte) {
+	v := decodeReply(reply)
+	if v.Type == ':' && v.Int > 0 {
+		c.nodeID.Store(v.Int)
+	} else {
+		c.nodeID.Store(-1)
+	}
+}
+
+// unblockOnNode sends CLIENT UNBLOCK for st's node-side client on the
+// client's shared connection to st's node, without waiting for the reply
+// (the blocked command's reply says what happened). mode is nil
+// (TIMEOUT) or the client's TIMEOUT|ERROR argument. It returns false if
+// it could not be sent.
+func (c *client) unblockOnNode(st *blockState, mode []byte) bool {
+	args, ok := st.unblockArgs(mode)
+	if !ok {
+		return false
+	}
+	conn, err := c.srv.nodes[st.node].sharedConn(c.w.Proto, c.connIdx())
+	if err != nil {
+		return false
+	}
+	r := &request{b: newBatch()}
+	r.b.remaining.Store(1)
+	return conn.send([]*request{r}, resp.AppendCommand(nil, args))
+}
+
+// unblockArgs returns the CLIENT UNBLOCK command for the node, marking st
+// as being unblocked; false if st has finished or its node-side id is not
+// known.
+func (st *blockState) unblockArgs(mode []byte) ([][]byte, bool) {
+	id := st.conn.nodeID.Load()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done || id <= 0 {
+		return nil, false
+	}
+	st.unblocking = true
+	args := [][]byte{[]byte("CLIENT"), []byte("UNBLOCK"), strconv.AppendInt(nil, id, 10)}
+	if mode != nil {
+		args = append(args, mode)
+	}
+	return args, true
+}
+
+// watchClient reads the client's socket while it is blocked, until stop
+// is called. Complete commands are parsed into c.pending (served after
+// the blocking command, in order); QUIT and the connection's end are
+// reported on the channel. Between watchClient and stop, c.rd and
+// c.pending belong to the watching goroutine.
+func (c *client) watchClient() (events <-chan clientEvent, stop func()) {
+	ev := make(chan clientEvent, 2)
+	quit := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		parse := true
+		for {
+			before := c.rd.Buffered()
+			err := c.rd.Fill()
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if err != nil {
+				ev <- clientGone
+				return
+			}
+			c.srv.stats.netInput.Add(int64(c.rd.Buffered() - before))
+			for parse {
+				args, ok, err := c.rd.Next()
+				if err != nil {
+					// Served (refused) after the blocking command.
+					parse = false
+					break
+				}
+				if !ok {
+					break
+				}
+				cp := make([][]byte, len(args))
+				for i, a := range args {
+					cp[i] = append([]byte(nil), a...)
+					c.pendingSize += len(a)
+				}
+				c.pending = append(c.pending, cp)
+				if slots.EqualFold("quit", args[0]) {
+					// Nothing after QUIT is served.
+					parse = false
+					ev <- clientQuit
+				}
+			}
+			if n := int64(c.rd.Buffered() + c.pendingSize); n > c.srv.opts.QueryBufferLimit {
+				c.srv.log.Warn("Closing client that reached max query buffer length",
+					"client", c.id, "addr", c.raddr, "qbuf", n, "limit", c.srv.opts.QueryBufferLimit)
+				ev <- clientGone
+				return
+			}
+		}
+	}()
+	stop = func() {
+		close(quit)
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+		<-exited
+		c.nc.SetReadDeadline(time.Time{})
+	}
+	return ev, stop
+}
+
+// next returns the next command: those read while the client was blocked
+// first, then the reader's.
+func (c *client) next() ([][]byte, bool, error) {
+	if len(c.pending) > 0 {
+		args := c.pending[0]
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		for _, a := range args {
+			c.pendingSize -= len(a)
+		}
+		if len(c.pending) == 0 {
+			c.pending = nil
+		}
+		return args, true, nil
+	}
+	return c.rd.Next()
+}
+
+// cmdClientUnblock is CLIENT UNBLOCK <proxy client id> [TIMEOUT|ERROR]:
+// the proxy's client id names a client blocked on a node, which the node
+// unblocks by its own id for that connection. The node's 1 or 0 is passed
+// on; a client not blocked (or not known) gets 0, as from Redis.
+func cmdClientUnblock(c *client, args [][]byte) {
+	mark := len(c.local.B)
+	reply := func() { c.addLocal(mark) }
+	if len(args) > 4 {
+		c.local.Error(fmt.Sprintf(resp.ErrSubcommandSyntax, resp.CString(args[1], 128), "CLIENT"))
+		reply()
+		return
+	}
+	var mode []byte
+	if len(args) == 4 {
+		if !slots.EqualFold("timeout", args[3]) && !slots.EqualFold("error", args[3]) {
+			c.local.Error(resp.ErrUnblockReason)
+			reply()
+			return
+		}
+		mode = args[3]
+	}
+	id, ok := resp.ParseInt(args[2])
+	if !ok {
+		c.local.Error(resp.ErrNotInteger)
+		reply()
+		return
+	}
+	if cl, ok := c.srv.lookupClient(id); ok {
+		if st := cl.blocked.Load(); st != nil {
+			if nargs, ok := st.unblockArgs(mode); ok {
+				c.addReq(c.forward(st.node, nargs))
+				return
+			}
+		}
+	}
+	c.local.Int(0)
+	reply()
+}
+
+// blockedClients counts the clients waiting in a blocking command (INFO's
+// blocked_clients).
+func (s *Server) blockedClients() int {
+	n := 0
+	for _, cl := range s.snapshotClients() {
+		if cl.blocked.Load() != nil {
+			n++
+		}
+	}
+	return n
+}
