@@ -48,6 +48,13 @@ type client struct {
 	killed atomic.Bool
 	// reply is the CLIENT REPLY state; only the own goroutine uses it.
 	reply replyMode
+	// mark is where the current command's reply starts in w (CLIENT
+	// REPLY drops it from there); a command that blocks flushes w and
+	// resets it.
+	mark int
+	// blocked is the client's waiter while a blocking command waits
+	// (CLIENT UNBLOCK reads it from other connections).
+	blocked atomic.Pointer[waiter]
 
 	multi *multiState // non-nil between MULTI and EXEC/DISCARD
 	watch *watchState // non-nil while keys are WATCHed
@@ -166,10 +173,10 @@ func (s *Server) serveClient(c *client) {
 			if !ok {
 				break
 			}
-			mark := c.w.Len()
+			c.mark = c.w.Len()
 			s.execute(c, args)
 			if c.reply != replyOn {
-				c.afterCommand(mark)
+				c.afterCommand(c.mark)
 			}
 			if c.closing {
 				c.flush()

@@ -39,6 +39,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["config|resetstat"] = s.cmdConfigResetStat
 	h["config|help"] = s.cmdConfigHelp
 	registerClientCmds(s, h)
+	registerBlockingCmds(s, h)
 	return h
 }
 

@@ -165,6 +165,9 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	}
 	defer s.recoverCommand(c, r, c.w.Len())
 	r.data(ctx)
+	if sh := ctx.Shard; sh != nil && s.blk.slots[sh.Slot] != nil {
+		s.serveBlocked(sh, ctx.Now) // clients blocked on keys the command pushed to
+	}
 }
 
 // recoverCommand, deferred around every command, turns a panic into an ERR

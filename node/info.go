@@ -160,9 +160,9 @@ func (s *Server) infoClients(c *client, b *infoBuf) {
 	b.int("maxclients", int64(s.cfg.maxClients()))
 	b.int("client_recent_max_input_buffer", 0)  // approx: not tracked
 	b.int("client_recent_max_output_buffer", 0) // approx: not tracked
-	b.int("blocked_clients", 0)
+	b.int("blocked_clients", s.blk.blocked.Load())
 	b.int("tracking_clients", 0)
-	b.int("clients_in_timeout_table", 0)
+	b.int("clients_in_timeout_table", s.blk.timed.Load())
 }
 
 func (s *Server) infoMemory(c *client, b *infoBuf) {

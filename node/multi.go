@@ -248,6 +248,11 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		s.runTxData(c, q)
 	}
 	c.ctx = engine.Ctx{}
+	if m.slot >= 0 {
+		// Clients blocked on keys the transaction pushed to are served
+		// after it, with its locks still held (every key is in m.slot).
+		s.serveBlocked(ks.Shard(uint16(m.slot)), now)
+	}
 }
 
 // runTxConn runs a node-level command inside EXEC, turning a panic into an

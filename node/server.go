@@ -32,6 +32,7 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
+	blk    blocker       // blocked clients (blocking.go)
 	cfg    runtimeConfig // CONFIG GET/SET state (config.go)
 	errs   errorStats    // INFO errorstats (info.go)
 	rates  rateSampler   // INFO instantaneous_* (info.go)
@@ -66,6 +67,7 @@ func New(opts Options) (*Server, error) {
 		stop:    make(chan struct{}),
 	}
 	s.routes = buildRoutes(s)
+	s.ks.OnListPush = s.blk.onPush
 	s.cfg.init(o)
 	s.runID = randomHex(20)
 	s.replID = randomHex(20)

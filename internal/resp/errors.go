@@ -124,3 +124,11 @@ const (
 	ErrNumkeysNotPositive   = "ERR numkeys should be greater than 0"
 	ErrMpopCountNotPositive = "ERR count should be greater than 0"
 )
+
+// Blocking commands (node/blocking*.go), as Redis 7.0's
+// getTimeoutFromObjectOrReply and CLIENT UNBLOCK ... ERROR word them.
+const (
+	ErrTimeoutNotFloat = "ERR timeout is not a float or out of range"
+	ErrTimeoutNegative = "ERR timeout is negative"
+	ErrUnblocked       = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+)

@@ -1,0 +1,281 @@
+package node
+
+import (
+	"container/list"
+	"sync/atomic"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Blocked clients: BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH, as Redis 7.0's
+// blocked.c and t_list.c run them.
+//
+// A blocking command first runs like its non-blocking variant under its
+// slot's shard lock. When every key is empty it registers a waiter, still
+// under that lock (so no push can slip between the check and the
+// registration), on a FIFO queue per key; a waiter on several keys is on
+// each key's queue. The lock is released, the client's earlier replies
+// are flushed, and its goroutine waits for one of: served, timed out,
+// CLIENT UNBLOCK, connection gone. Commands pipelined behind it wait too,
+// as in Redis.
+//
+// Serving. The engine calls Keyspace.OnListPush (blocker.onPush) whenever
+// elements are added to a list (pushes, LMOVE's destination, a list
+// stored by RENAME or COPY) with the command's locks held; onPush only
+// notes the key when someone waits on it. After the command, still under
+// the same lock, serveBlocked hands the elements to the waiters of every
+// noted key, first come first served, as Redis's handleClientsBlockedOnKeys
+// does after each command (for a transaction: after EXEC). Each served
+// waiter pops its element(s), its reply is produced there (in its
+// protocol) and it is woken. A push of N elements thus serves up to N
+// waiters; a BLMOVE waiter's push onto its destination notes that key in
+// turn, so chains are served in the same step.
+//
+// States. A waiter leaves 'waiting' exactly once, through a
+// compare-and-swap: to 'served' by the server holding the shard lock,
+// before it pops anything, or to timed-out/unblocked/gone by a timer,
+// CLIENT UNBLOCK or the client's own goroutine, which take no lock. A
+// waiter that timed out can therefore never swallow an element: the
+// server's CAS fails and it moves on to the next waiter. Queues are
+// guarded by the shard lock: the server unlinks the waiters it serves
+// (and any finished one it meets), a waiter that finished otherwise
+// unlinks itself under the lock.
+//
+// Lock order is the keyspace's: big (shared), then the one shard. Timers
+// and CLIENT UNBLOCK take no lock, so they are safe inside EXEC.
+
+// Waiter states.
+const (
+	waitPending int32 = iota
+	waitServed
+	waitTimedOut       // its timeout passed
+	waitUnblockTimeout // CLIENT UNBLOCK id [TIMEOUT]: replies as a timeout
+	waitUnblockError   // CLIENT UNBLOCK id ERROR
+	waitGone           // the connection closed
+)
+
+// blockOp is what a waiter does with the key that gets elements.
+type blockOp uint8
+
+const (
+	opPop  blockOp = iota // BLPOP, BRPOP: [key, element]
+	opMpop                // BLMPOP: [key, [elements]]
+	opMove                // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
+)
+
+// blockReq is a parsed blocking command.
+type blockReq struct {
+	op        blockOp
+	keys      [][]byte // in argument order
+	front     bool     // pop from the head
+	dst       []byte   // opMove's destination
+	dstFront  bool     // opMove pushes at the head
+	count     int      // opMpop's COUNT
+	timeoutMs int64    // 0: forever
+}
+
+// waiter is one blocked client.
+type waiter struct {
+	req   blockReq // keys and dst are copies
+	keys  []string // distinct keys, in argument order
+	slot  uint16
+	proto int
+
+	state atomic.Int32
+	done  chan struct{} // closed by whoever moves state off waitPending
+	reply []byte        // the served reply, written before done closes
+
+	// Guarded by the slot's shard lock.
+	elems  []*list.Element // position in each key's queue
+	linked bool
+}
+
+// blocker holds the waiters of every slot.
+type blocker struct {
+	// slots[i] is guarded by slot i's shard lock (or the keyspace held
+	// exclusively); nil when nobody waits in the slot.
+	slots [slots.Count]*slotWaiters
+
+	blocked atomic.Int64 // INFO blocked_clients
+	timed   atomic.Int64 // INFO clients_in_timeout_table
+}
+
+// slotWaiters are the queues of one slot.
+type slotWaiters struct {
+	keys  map[string]*list.List // FIFO of *waiter per key
+	ready []string              // keys that got elements during the current command
+}
+
+// onPush is the keyspace's OnListPush hook: it notes key if a client
+// waits on it. The caller holds the key's shard.
+func (b *blocker) onPush(slot uint16, key []byte) {
+	sw := b.slots[slot]
+	if sw == nil || sw.keys[string(key)] == nil {
+		return
+	}
+	for _, k := range sw.ready {
+		if k == string(key) {
+			return
+		}
+	}
+	sw.ready = append(sw.ready, string(key))
+}
+
+// finish moves w from waiting to state, reporting whether this call did
+// it; only the winner closes done.
+func (b *blocker) finish(w *waiter, state int32) bool {
+	if !w.state.CompareAndSwap(waitPending, state) {
+		return false
+	}
+	b.blocked.Add(-1)
+	if w.req.timeoutMs > 0 {
+		b.timed.Add(-1)
+	}
+	close(w.done)
+	return true
+}
+
+// register queues w on each of its keys. The caller holds the shard.
+func (b *blocker) register(w *waiter) {
+	sw := b.slots[w.slot]
+	if sw == nil {
+		sw = &slotWaiters{keys: map[string]*list.List{}}
+		b.slots[w.slot] = sw
+	}
+	w.elems = make([]*list.Element, len(w.keys))
+	for i, k := range w.keys {
+		q := sw.keys[k]
+		if q == nil {
+			q = list.New()
+			sw.keys[k] = q
+		}
+		w.elems[i] = q.PushBack(w)
+	}
+	w.linked = true
+	b.blocked.Add(1)
+	if w.req.timeoutMs > 0 {
+		b.timed.Add(1)
+	}
+}
+
+// unlink removes w from its queues. The caller holds the shard.
+func (b *blocker) unlink(w *waiter) {
+	if !w.linked {
+		return
+	}
+	w.linked = false
+	sw := b.slots[w.slot]
+	for i, k := range w.keys {
+		q := sw.keys[k]
+		q.Remove(w.elems[i])
+		if q.Len() == 0 {
+			delete(sw.keys, k)
+		}
+	}
+	w.elems = nil
+	if len(sw.keys) == 0 && len(sw.ready) == 0 {
+		b.slots[w.slot] = nil
+	}
+}
+
+// unlinkLocked is unlink for a waiter's own goroutine, which holds no lock.
+func (s *Server) unlinkLocked(w *waiter) {
+	s.ks.RLock()
+	sh := s.ks.Shard(w.slot)
+	sh.Lock()
+	s.blk.unlink(w)
+	sh.Unlock()
+	s.ks.RUnlock()
+}
+
+// serveBlocked serves the waiters of the keys that got elements in sh
+// during the command that just ran. The caller holds sh (or the keyspace
+// exclusively).
+func (s *Server) serveBlocked(sh *engine.Shard, now int64) {
+	sw := s.blk.slots[sh.Slot]
+	if sw == nil || len(sw.ready) == 0 {
+		return
+	}
+	for len(sw.ready) > 0 {
+		key := sw.ready[0]
+		sw.ready = sw.ready[1:]
+		s.serveKey(sh, sw, key, now)
+	}
+	sw.ready = nil
+	if len(sw.keys) == 0 {
+		s.blk.slots[sh.Slot] = nil
+	}
+}
+
+// serveKey hands key's elements to its waiters in FIFO order while the
+// list has any.
+func (s *Server) serveKey(sh *engine.Shard, sw *slotWaiters, key string, now int64) {
+	bkey := []byte(key)
+	for {
+		q := sw.keys[key]
+		if q == nil || q.Len() == 0 {
+			return
+		}
+		w := q.Front().Value.(*waiter)
+		if w.state.Load() != waitPending {
+			s.blk.unlink(w) // finished meanwhile; its goroutine need not wait for us
+			continue
+		}
+		if n, wrongType := s.ks.ListLen(sh, bkey, now); wrongType || n == 0 {
+			return
+		}
+		if !w.state.CompareAndSwap(waitPending, waitServed) {
+			continue // lost to a timeout or an unblock: the next one's turn
+		}
+		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
+		s.popFor(&rw, sh, &w.req, bkey, now)
+		w.reply = rw.B
+		s.blk.unlink(w)
+		s.blk.blocked.Add(-1)
+		if w.req.timeoutMs > 0 {
+			s.blk.timed.Add(-1)
+		}
+		close(w.done)
+	}
+}
+
+// popFor pops for req from key, which holds a non-empty list, writing the
+// reply the blocking command gives.
+func (s *Server) popFor(w *resp.Writer, sh *engine.Shard, req *blockReq, key []byte, now int64) {
+	switch req.op {
+	case opPop:
+		elems, _ := s.ks.ListPop(sh, key, req.front, 1, now)
+		w.Array(2)
+		w.Bulk(key)
+		w.Bulk(elems[0])
+	case opMpop:
+		elems, _ := s.ks.ListPop(sh, key, req.front, req.count, now)
+		w.Array(2)
+		w.Bulk(key)
+		w.Array(len(elems))
+		for _, e := range elems {
+			w.Bulk(e)
+		}
+	case opMove:
+		elem, errText := s.ks.ListMove(sh, key, req.dst, req.front, req.dstFront, now)
+		if errText != "" {
+			w.Error(errText)
+			return
+		}
+		w.Bulk(elem)
+	}
+}
+
+// writeNothing writes the reply of a blocking command that found nothing
+// inside MULTI: a null array for the pops, a null bulk for the moves. A
+// timeout (or CLIENT UNBLOCK TIMEOUT) is a null array for all of them,
+// BLMOVE included, as Redis 7.0's replyToBlockedClientTimedOut answers.
+func writeNothing(w *resp.Writer, op blockOp) {
+	if op == opMove {
+		w.Null()
+		return
+	}
+	w.NullArray()
+}
