@@ -1,12 +1,16 @@
 package proxy_test
 
 import (
+	"bytes"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/proxy"
@@ -25,6 +29,7 @@ import (
 // nodes.
 type blockEnv struct {
 	addr   string // the proxy's
+	stop   func() // stops the proxy
 	nodes  []*blockNode
 	nodeOf func(key string) *blockNode
 }
@@ -64,7 +69,7 @@ func forBackends(t *testing.T, f func(t *testing.T, e *blockEnv)) {
 			t.Fatal(err)
 		}
 		opts.Topology = topo
-		_, e.addr, _ = proxytest.StartProxy(t, opts)
+		_, e.addr, e.stop = proxytest.StartProxy(t, opts)
 		e.nodeOf = func(key string) *blockNode { return e.nodes[topo.Owner(slots.SlotString(key))] }
 		f(t, e)
 	})
@@ -74,7 +79,7 @@ func forBackends(t *testing.T, f func(t *testing.T, e *blockEnv)) {
 		if v := do(t, probe, "BLPOP", "probe", "0.01"); v.IsError() {
 			t.Skipf("the node does not serve BLPOP yet: %v", v)
 		}
-		e := &blockEnv{addr: px.Addr}
+		e := &blockEnv{addr: px.Addr, stop: px.Stop}
 		for i, a := range px.NodeAddrs {
 			e.nodes = append(e.nodes, &blockNode{Addr: a, Stop: px.StopNode[i]})
 		}
@@ -505,5 +510,89 @@ func TestBlockingConcurrentQueue(t *testing.T) {
 		}
 		want(t, "processing", do(t, p, "LLEN", "{q}processing"), difftest.Int(jobs))
 		waitBlocked(t, e.nodeOf("{q}jobs").Addr, 0)
+	})
+}
+
+// TestBlockingSilentNode: a node that takes the command and never answers
+// keeps a client blocked without a timeout (the watchdog spares it), and
+// fails one with a timeout NodeTimeout after that timeout.
+func TestBlockingSilentNode(t *testing.T) {
+	if slots.Lookup([]byte("blpop")) == nil {
+		t.Skip("the command table does not serve the list commands yet")
+	}
+	addr := fakeNode(t, func(c net.Conn) {
+		// Answers the connection's CLIENT ID, then nothing.
+		buf := make([]byte, 4096)
+		for answered := false; ; {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			if !answered && bytes.Contains(buf[:n], []byte("CLIENT")) {
+				c.Write([]byte(":7\r\n"))
+				answered = true
+			}
+		}
+	})
+	topo, err := proxy.NewStaticTopology([]string{addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, paddr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: blockNodeTimeout})
+
+	forever := dial(t, paddr, 2)
+	send(t, forever, "BLPOP", "q", "0")
+	got := receiveAsync(forever)
+
+	c := dial(t, paddr, 2)
+	start := time.Now()
+	v := do(t, c, "BLPOP", "q", "0.2")
+	d := time.Since(start)
+	if !v.IsError() || !strings.Contains(v.Text(), "connection to node") {
+		t.Errorf("BLPOP 0.2 on a silent node: got %v, want the node-lost error", v)
+	}
+	if d < 200*time.Millisecond+blockNodeTimeout || d > promptly {
+		t.Errorf("BLPOP 0.2 on a silent node failed after %v, want about %v", d, 200*time.Millisecond+blockNodeTimeout)
+	}
+	select {
+	case v := <-got:
+		t.Errorf("BLPOP 0 on a silent node answered %v; it should still wait", v)
+	case <-time.After(2 * blockNodeTimeout):
+	}
+}
+
+// TestBlockingLeaksNothing: clients that leave while blocked, and a proxy
+// closed under blocked clients, leave no goroutine behind.
+func TestBlockingLeaksNothing(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		keep := dial(t, e.addr, 2)
+		do(t, keep, "SET", "warm", "x")
+		before := goleak.IgnoreCurrent()
+		var left []*difftest.Conn
+		for i := range 10 {
+			c, err := difftest.Dial(e.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			send(t, c, "BLPOP", fmt.Sprint("leak", i), "0")
+			if i%2 == 0 {
+				left = append(left, c)
+			} else {
+				defer c.Close()
+			}
+		}
+		waitFor(t, "10 blocked clients", promptly, func() bool { return blockedOn(t, e.addr) == 10 })
+		for _, c := range left {
+			c.Close()
+		}
+		waitFor(t, "5 blocked clients", promptly, func() bool { return blockedOn(t, e.addr) == 5 })
+		keep.Close()
+		timed(t, "closing the proxy under blocked clients", promptly, e.stop)
+		for _, n := range e.nodes {
+			waitBlocked(t, n.Addr, 0)
+		}
+		if err := goleak.Find(before); err != nil {
+			t.Errorf("goroutines left behind: %v", err)
+		}
 	})
 }
