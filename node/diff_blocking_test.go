@@ -27,6 +27,9 @@ func bBlocked(n int) bstep                 { return bstep{kind: 'b', n: n} }
 func bClose(conn int) bstep                { return bstep{kind: 'c', conn: conn} }
 func bSleep(d time.Duration) bstep         { return bstep{kind: 'z', sleep: d} }
 
+// bKill runs CLIENT KILL ID <id of conn target> on conn.
+func bKill(conn, target int) bstep { return bstep{kind: 'k', conn: conn, n: target} }
+
 // bUnblock runs CLIENT UNBLOCK <id of conn target> [mode...] on conn.
 func bUnblock(conn, target int, mode ...string) bstep {
 	return bstep{kind: 'u', conn: conn, n: target, args: mode}
@@ -109,13 +112,16 @@ func runBlockingScript(t *testing.T, p *difftest.Pair, proto, conns int, steps [
 			c.Compare(t, []string{where, "<pending reply>"}, a, b)
 		case 'b':
 			waitBlocked(t, ctl, st.n)
-		case 'u':
+		case 'u', 'k':
 			args := append([]string{"CLIENT", "UNBLOCK", ids[st.n][0]}, st.args...)
+			if st.kind == 'k' {
+				args = []string{"CLIENT", "KILL", "ID", ids[st.n][0]}
+			}
 			a, err := c.Redis.DoStrings(args...)
 			if err != nil {
 				t.Fatalf("%s: redis: %v", where, err)
 			}
-			args[2] = ids[st.n][1]
+			args[len(args)-1-len(st.args)] = ids[st.n][1]
 			b, err := c.Node.DoStrings(args...)
 			if err != nil {
 				t.Fatalf("%s: node: %v", where, err)
@@ -263,6 +269,17 @@ func TestDiffBlocking(t *testing.T) {
 			bSend(0, "BLPOP", "a", "0"), bSend(1, "BLPOP", "a", "0"), bBlocked(2), bUnblock(2, 0, "ERROR"), bRecv(0),
 			bDo(2, "RPUSH", "a", "v"), bRecv(1), bDo(2, "EXISTS", "a"), bUnblock(2, 1), bUnblock(2, 2),
 			bDo(2, "MULTI"), bDo(2, "CLIENT", "UNBLOCK", "99999"), bDo(2, "EXEC"),
+		}},
+		{"client kill while blocked", 3, []bstep{
+			bSend(0, "BLPOP", "a", "0"), bBlocked(1), bKill(2, 0), bBlocked(0),
+			bDo(2, "RPUSH", "a", "x"), bDo(2, "LRANGE", "a", "0", "-1"),
+			bSend(1, "BLPOP", "a", "{a}b", "0"), bSend(1, "PING"), bRecv(1), bRecv(1),
+		}},
+		{"client reply while blocked", 2, []bstep{
+			bSend(0, "CLIENT", "REPLY", "SKIP"), bSend(0, "BLPOP", "a", "0"), bSend(0, "PING", "after"), bBlocked(1),
+			bDo(1, "RPUSH", "a", "x"), bRecv(0),
+			bSend(0, "PING", "before"), bSend(0, "CLIENT", "REPLY", "SKIP"), bSend(0, "BLPOP", "a", "0.05"),
+			bSend(0, "PING", "after"), bRecv(0), bRecv(0),
 		}},
 		{"disconnect while blocked", 3, []bstep{
 			bSend(0, "BLPOP", "a", "0"), bBlocked(1), bSend(1, "BLMOVE", "a", "{a}b", "LEFT", "LEFT", "0"), bBlocked(2),

@@ -1,0 +1,291 @@
+package node_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
+)
+
+// TestBlockingStress races producers (LPUSH of 1-3 elements) against
+// consumers (BRPOP over three keys, BLMOVE into a done list) with short
+// timeouts, while a chaos client keeps CLIENT UNBLOCKing consumers. Every
+// element pushed must be received exactly once: no loss (an element
+// taken by a waiter that timed out or was unblocked) and no duplicate.
+func TestBlockingStress(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	const (
+		producers = 4
+		perProd   = 300
+		consumers = 6
+		total     = producers * perProd
+	)
+	keys := []string{"{s}q0", "{s}q1", "{s}q2"}
+	dial := func() *difftest.Conn {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+
+	var received atomic.Int64
+	var mu sync.Mutex
+	got := map[string]int{}    // element -> times received
+	moved := map[string]bool{} // received through BLMOVE
+	note := func(elem string, viaMove bool) {
+		mu.Lock()
+		got[elem]++
+		if viaMove {
+			moved[elem] = true
+		}
+		mu.Unlock()
+		received.Add(1)
+	}
+
+	errs := make(chan error, producers+consumers+1)
+	var wg sync.WaitGroup
+	ids := make(chan int64, consumers)
+	for i := range consumers {
+		c := dial()
+		v, err := c.DoStrings("CLIENT", "ID")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids <- v.Int
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			for received.Load() < total {
+				timeout := fmt.Sprintf("0.0%d", 1+rng.IntN(4))
+				if i%2 == 0 {
+					v, err := c.DoStrings("BRPOP", keys[0], keys[1], keys[2], timeout)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if v.Kind == difftest.Array && len(v.Elems) == 2 {
+						note(string(v.Elems[1].Str), false)
+					} else if !isNullReply(v) {
+						errs <- fmt.Errorf("BRPOP: %s", v)
+						return
+					}
+					continue
+				}
+				src := keys[rng.IntN(len(keys))]
+				v, err := c.DoStrings("BLMOVE", src, "{s}done", "RIGHT", "LEFT", timeout)
+				if err != nil {
+					errs <- err
+					return
+				}
+				switch {
+				case v.Kind == difftest.Bulk:
+					note(string(v.Str), true)
+				case !isNullReply(v):
+					errs <- fmt.Errorf("BLMOVE: %s", v)
+					return
+				}
+			}
+		}()
+	}
+	close(ids)
+	var idList []int64
+	for id := range ids {
+		idList = append(idList, id)
+	}
+
+	for p := range producers {
+		c := dial()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(p), 11))
+			for n := 0; n < perProd; {
+				k := min(1+rng.IntN(3), perProd-n)
+				args := []string{"LPUSH", keys[rng.IntN(len(keys))]}
+				for range k {
+					args = append(args, fmt.Sprintf("p%d-%d", p, n))
+					n++
+				}
+				if v, err := c.DoStrings(args...); err != nil || v.Kind != difftest.Integer {
+					errs <- fmt.Errorf("LPUSH: %v %v", v, err)
+					return
+				}
+				if rng.IntN(2) == 0 {
+					// let the consumers block, so most elements go to waiters
+					time.Sleep(time.Duration(rng.IntN(400)) * time.Microsecond)
+				}
+			}
+		}()
+	}
+
+	chaos := dial()
+	stop := make(chan struct{})
+	var chaosWG sync.WaitGroup
+	chaosWG.Add(1)
+	go func() {
+		defer chaosWG.Done()
+		rng := rand.New(rand.NewPCG(3, 3))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id := idList[rng.IntN(len(idList))]
+			if _, err := chaos.DoStrings("CLIENT", "UNBLOCK", fmt.Sprint(id)); err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+		}
+	}()
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("stuck: %d of %d elements received", received.Load(), total)
+	}
+	close(stop)
+	chaosWG.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+
+	for p := range producers {
+		for n := range perProd {
+			e := fmt.Sprintf("p%d-%d", p, n)
+			if got[e] != 1 {
+				t.Errorf("element %s received %d times", e, got[e])
+			}
+		}
+	}
+	if len(got) != total {
+		t.Errorf("%d distinct elements received, want %d", len(got), total)
+	}
+	c := dial()
+	v, err := c.DoStrings("LRANGE", "{s}done", "0", "-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Elems) != len(moved) {
+		t.Errorf("done list has %d elements, BLMOVE replied %d", len(v.Elems), len(moved))
+	}
+	for _, e := range v.Elems {
+		if !moved[string(e.Str)] {
+			t.Errorf("done list holds %q, which no BLMOVE replied", e.Str)
+		}
+	}
+	v, err = c.DoStrings("EXISTS", keys[0], keys[1], keys[2])
+	if err != nil || v.Int != 0 {
+		t.Errorf("queues not empty: %v %v", v, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, _ := c.DoStrings("INFO", "clients")
+		if blockedLine(string(v.Str)) == "blocked_clients:0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked clients left: %s", blockedLine(string(v.Str)))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func isNullReply(v difftest.Value) bool {
+	return v.Kind == difftest.NullArray || v.Kind == difftest.NullBulk || v.Kind == difftest.Null
+}
+
+func blockedLine(info string) string {
+	for len(info) > 0 {
+		line := info
+		if i := indexCRLF(info); i >= 0 {
+			line, info = info[:i], info[i+2:]
+		} else {
+			info = ""
+		}
+		if len(line) > 16 && line[:16] == "blocked_clients:" {
+			return line
+		}
+	}
+	return ""
+}
+
+func indexCRLF(s string) int {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '\r' && s[i+1] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestBlockingClose: closing the node releases clients blocked forever
+// (their connections close) without waiting for a push.
+func TestBlockingClose(t *testing.T) {
+	_, addr, stop := nodetest.Start(t, node.Options{}, nil)
+	var conns []*difftest.Conn
+	for range 3 {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Send([]byte("BLMOVE"), []byte("a"), []byte("b"), []byte("LEFT"), []byte("LEFT"), []byte("0")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	// BLMOVE a b is CROSSSLOT: the replies come back at once; block for real.
+	for _, c := range conns {
+		if v, err := c.Receive(); err != nil || !v.IsError() {
+			t.Fatalf("BLMOVE a b: %v %v", v, err)
+		}
+		if err := c.Send([]byte("BLPOP"), []byte("a"), []byte("{a}b"), []byte("0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctl, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, _ := ctl.DoStrings("INFO", "clients")
+		if blockedLine(string(v.Str)) == "blocked_clients:3" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clients not blocked: %s", blockedLine(string(v.Str)))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() { stop(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs with blocked clients")
+	}
+	for _, c := range conns {
+		if v, err := c.Receive(); err == nil {
+			t.Errorf("blocked client got %s after Close, want the connection closed", v)
+		}
+	}
+}
