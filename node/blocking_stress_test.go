@@ -3,6 +3,7 @@ package node_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -275,6 +276,10 @@ func TestBlockingClose(t *testing.T) {
 			t.Fatalf("clients not blocked: %s", blockedLine(string(v.Str)))
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+	v, err := ctl.DoStrings("CLIENT", "LIST")
+	if err != nil || strings.Count(string(v.Str), " flags=b ") != 3 || strings.Count(string(v.Str), " cmd=blpop ") != 3 {
+		t.Errorf("CLIENT LIST does not show three clients blocked in BLPOP (flags=b cmd=blpop):\n%s %v", v.Str, err)
 	}
 	closed := make(chan struct{})
 	go func() { stop(); close(closed) }()

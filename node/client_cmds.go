@@ -6,7 +6,7 @@ import (
 )
 
 // CLIENT subcommands: ID, SETNAME, GETNAME, LIST, INFO, KILL, NO-EVICT,
-// REPLY and HELP.
+// REPLY and HELP; UNBLOCK is in blocking_cmds.go.
 //
 // CLIENT LIST prints Redis's fields in Redis's order. Fields that measure
 // Redis's own buffers (qbuf, qbuf-free, argv-mem, multi-mem, rbs, rbp, obl,
@@ -107,6 +107,15 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	}
 	l.Flags = redisinfo.Flags(self && c.multi != nil, self && c.watch != nil && c.watch.flag.Dirty.Load(),
 		self && c.closing, noEvict)
+	if cl.blocked.Load() != nil {
+		// Redis's 'b' (CLIENT_BLOCKED) follows 'x', which a blocked
+		// client never has: nothing blocks inside MULTI.
+		if l.Flags == "N" {
+			l.Flags = "b"
+		} else {
+			l.Flags = "b" + l.Flags
+		}
+	}
 	return redisinfo.AppendLine(b, &l)
 }
 
