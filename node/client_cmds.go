@@ -107,9 +107,11 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	}
 	l.Flags = redisinfo.Flags(self && c.multi != nil, self && c.watch != nil && c.watch.flag.Dirty.Load(),
 		self && c.closing, noEvict)
-	if cl.blocked.Load() != nil {
+	if w := cl.blocked.Load(); w != nil && w.state.Load() == waitPending {
 		// Redis's 'b' (CLIENT_BLOCKED) follows 'x', which a blocked
-		// client never has: nothing blocks inside MULTI.
+		// client never has: nothing blocks inside MULTI. A client is
+		// shown unblocked from the instant it is served, as in Redis,
+		// even if its goroutine has not written the reply yet.
 		if l.Flags == "N" {
 			l.Flags = "b"
 		} else {
