@@ -225,7 +225,10 @@ func (s *Server) wait(c *client, w *waiter) {
 	readErr := make(chan error, 1)
 	go func() {
 		for {
-			if err := c.rd.Fill(); err != nil {
+			before := c.rd.Buffered()
+			err := c.rd.Fill()
+			s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+			if err != nil {
 				readErr <- err
 				return
 			}
