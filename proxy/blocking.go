@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,6 +111,9 @@ func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
 // blockingCall runs a blocking command on a dedicated connection to node
 // n, after the batch so far has been answered, and adds its reply.
 func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
+	if c.tryWithoutBlocking(n, cmd, args) {
+		return
+	}
 	c.finishBatch()
 	if !c.flush() {
 		c.closing = true
@@ -392,4 +397,98 @@ func (s *Server) blockedClients() int {
 		}
 	}
 	return n
+}
+
+// tryWithoutBlocking first runs the non-blocking form of a blocking list
+// command (LMPOP for BLPOP/BRPOP/BLMPOP, LMOVE, RPOPLPUSH) on the shared
+// connection: when the list has an element the reply is the same, and
+// the dedicated connection, its goroutine and its deadlines are spared.
+// This never takes an element ahead of a blocked client: a node serves
+// its waiters in the same step as the push that wakes them, so a list is
+// never left non-empty while someone waits on it. Anything unusual (an
+// empty list, an error, an odd timeout) goes the blocking way, which gives
+// the exact reply.
+func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bool {
+	fast, pair := nonBlockingForm(cmd, args)
+	if fast == nil {
+		return false
+	}
+	v := c.roundTrip([]int{n}, [][][]byte{fast})[0]
+	mark := len(c.local.B)
+	if v.IsError() && nodeFailure(v.Str) {
+		// The node is down or did not answer: so much for blocking.
+		c.local.B = resp.AppendValue(c.local.B, v)
+		c.addLocal(mark)
+		return true
+	}
+	if v.Null || v.IsError() || (pair && (len(v.Elems) != 2 || len(v.Elems[1].Elems) != 1)) {
+		return false
+	}
+	if pair {
+		// LMPOP's [key, [element]] is BLPOP's [key, element].
+		c.local.Array(2)
+		c.local.Bulk(v.Elems[0].Str)
+		c.local.Bulk(v.Elems[1].Elems[0].Str)
+	} else {
+		c.local.B = resp.AppendValue(c.local.B, v)
+	}
+	c.addLocal(mark)
+	return true
+}
+
+// nodeFailure reports whether an error reply is the proxy's own for a node
+// it cannot reach (CLUSTERDOWN, connection lost) rather than the node's.
+func nodeFailure(msg []byte) bool {
+	return bytes.HasPrefix(msg, []byte(resp.ErrClusterDownSlot)) ||
+		bytes.HasPrefix(msg, []byte(strings.SplitN(resp.ErrNodeConnLost, "%", 2)[0]))
+}
+
+// nonBlockingForm returns the command that answers like the blocking one
+// when it has an element, or nil; pair reports a BLPOP/BRPOP reply shape.
+func nonBlockingForm(cmd *slots.Command, args [][]byte) (fast [][]byte, pair bool) {
+	plainTimeout := func(b []byte) bool {
+		// Digits with at most one dot: anything else (signs, exponents,
+		// inf) may be refused or read differently by the node.
+		dots := 0
+		for _, ch := range b {
+			switch {
+			case ch == '.':
+				dots++
+			case ch < '0' || ch > '9':
+				return false
+			}
+		}
+		return len(b) > 0 && dots <= 1
+	}
+	switch cmd.FullName {
+	case "blpop", "brpop":
+		if len(args) < 3 || !plainTimeout(args[len(args)-1]) {
+			return nil, false
+		}
+		keys := args[1 : len(args)-1]
+		fast = append(fast, []byte("LMPOP"), []byte(strconv.Itoa(len(keys))))
+		fast = append(fast, keys...)
+		dir := "LEFT"
+		if cmd.FullName == "brpop" {
+			dir = "RIGHT"
+		}
+		return append(fast, []byte(dir)), true
+	case "brpoplpush":
+		if len(args) != 4 || !plainTimeout(args[3]) {
+			return nil, false
+		}
+		return [][]byte{[]byte("RPOPLPUSH"), args[1], args[2]}, false
+	case "blmove":
+		if len(args) != 6 || !plainTimeout(args[5]) {
+			return nil, false
+		}
+		return [][]byte{[]byte("LMOVE"), args[1], args[2], args[3], args[4]}, false
+	case "blmpop":
+		if len(args) < 5 || !plainTimeout(args[1]) {
+			return nil, false
+		}
+		fast = append(fast, []byte("LMPOP"))
+		return append(fast, args[2:]...), false
+	}
+	return nil, false
 }
