@@ -28,6 +28,8 @@ import (
 // (holding a job in their processing list): one is a goroutine whose
 // connection is reset, one is a separate process killed with SIGKILL. A
 // recovery sweep moves a dead worker's processing list back to the queue.
+// A third worker dies while blocked on the empty queue, before the first
+// push: the proxy must leave no waiter behind on the node.
 // In the end every job has been completed, and nothing is left anywhere.
 
 const (
@@ -205,15 +207,43 @@ func TestQueueReliable(t *testing.T) {
 		}
 	}()
 
+	// A third victim dies blocked: its BLMOVE waits on the empty queue
+	// and its connection is reset. The proxy must release the waiter on
+	// the node, or the first job pushed would go into that dead worker's
+	// processing list.
+	var idleConn atomic.Pointer[net.TCPConn]
+	idle := redis.NewClient(&redis.Options{
+		Addr: paddr, PoolSize: 1, MaxRetries: -1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil {
+				idleConn.Store(c.(*net.TCPConn))
+			}
+			return c, err
+		},
+	})
+	defer idle.Close()
+	idleDone := make(chan struct{})
+	go func() {
+		defer close(idleDone)
+		idle.Do(ctx, "BLMOVE", queueKey, processingKey("idle"), "RIGHT", "LEFT", "0")
+	}()
+	nodesBlocked := func() int {
+		sum := 0
+		for _, n := range nodes {
+			sum += blockedClients(t, n)
+		}
+		return sum
+	}
 	// Every worker waits on the empty queue before the first push.
 	waitUntil(t, "the workers to block on the empty queue", func() bool {
-		info, err := admin.Info(ctx, "clients").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, rest, _ := strings.Cut(info, "blocked_clients:")
-		n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]))
-		return n == queueWorkers+2
+		return blockedClients(t, paddr) == queueWorkers+3 && nodesBlocked() == queueWorkers+3
+	})
+	idleConn.Load().SetLinger(0)
+	idleConn.Load().Close()
+	<-idleDone
+	waitUntil(t, "the worker that died blocked to leave no waiter", func() bool {
+		return blockedClients(t, paddr) == queueWorkers+2 && nodesBlocked() == queueWorkers+2
 	})
 
 	// Producers: pipelines of single-job LPUSHes.
@@ -308,7 +338,7 @@ func TestQueueReliable(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	t.Logf("%d jobs through %d workers (two killed mid-job) in %v", queueJobs, queueWorkers+2, elapsed.Round(time.Millisecond))
+	t.Logf("%d jobs through %d workers (two killed mid-job, one killed blocked) in %v", queueJobs, queueWorkers+3, elapsed.Round(time.Millisecond))
 
 	if n := done.dups.Load(); n != 0 {
 		// No job was completed by a worker that then died, so a job done
@@ -324,21 +354,32 @@ func TestQueueReliable(t *testing.T) {
 		t.Errorf("DBSIZE after the run: %d (%v); want 0 (queue and processing lists empty)\n%s", n, err, queueState(ctx, admin))
 	}
 	// No waiter left behind on the nodes: the workers' last BLMOVEs
-	// timed out, the victims were not blocked when they died.
+	// timed out, and the one that died blocked was released above.
 	for _, n := range nodes {
-		c, err := difftest.Dial(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := c.DoStrings("INFO", "clients")
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(v.Text(), "blocked_clients:0\r\n") {
-			t.Errorf("node %s after the run:\n%s", n, v.Text())
+		if b := blockedClients(t, n); b != 0 {
+			t.Errorf("node %s after the run: %d blocked clients", n, b)
 		}
 	}
+}
+
+// blockedClients reads INFO's blocked_clients from a node or the proxy.
+func blockedClients(t *testing.T, addr string) int {
+	t.Helper()
+	c, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, err := c.DoStrings("INFO", "clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(v.Text(), "blocked_clients:")
+	n, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]))
+	if !ok || err != nil {
+		t.Fatalf("INFO clients from %s: %q", addr, v.Text())
+	}
+	return n
 }
 
 // runQueueWorker is the worker loop: BLMOVE a job into its processing
@@ -413,7 +454,7 @@ func runQueueWorker(ctx context.Context, rdb *redis.Client, name string, pipelin
 func queueState(ctx context.Context, rdb *redis.Client) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "LLEN %s = %d\n", queueKey, rdb.LLen(ctx, queueKey).Val())
-	for _, w := range []string{"w0", "w1", "w2", "w3", "w4", "w5", "victim", "proc"} {
+	for _, w := range []string{"w0", "w1", "w2", "w3", "w4", "w5", "victim", "proc", "idle"} {
 		k := processingKey(w)
 		fmt.Fprintf(&b, "LRANGE %s = %q\n", k, rdb.LRange(ctx, k, 0, 10).Val())
 	}
