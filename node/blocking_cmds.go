@@ -232,6 +232,14 @@ func (s *Server) wait(c *client, w *waiter) {
 				readErr <- err
 				return
 			}
+			if c.rd.Buffered() > s.opts.QueryBufferLimit {
+				// Redis's client-query-buffer-limit: a client that
+				// keeps sending while blocked is closed.
+				s.log.Warn("Closing client that reached max query buffer length",
+					"client", c.id, "addr", c.raddr, "qbuf", c.rd.Buffered())
+				readErr <- errQueryBufferLimit
+				return
+			}
 		}
 	}()
 
@@ -270,6 +278,8 @@ func (s *Server) wait(c *client, w *waiter) {
 	}
 	c.tick()
 }
+
+var errQueryBufferLimit = errors.New("query buffer limit reached while blocked")
 
 // maxTimeout is the longest timeout kept as a timer; longer ones (Redis
 // takes up to ~292 million years) block forever in practice.

@@ -294,3 +294,50 @@ func TestBlockingClose(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedQueryBufferLimit: a client that keeps sending while blocked
+// is closed once its waiting commands pass QueryBufferLimit (Redis's
+// client-query-buffer-limit), and leaves no waiter.
+func TestBlockedQueryBufferLimit(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{QueryBufferLimit: 1 << 20}, nil)
+	c, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send([]byte("BLPOP"), []byte("q"), []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	waitInfo := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			v, _ := ctl.DoStrings("INFO", "clients")
+			if blockedLine(string(v.Str)) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("want %s, have %s", want, blockedLine(string(v.Str)))
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	waitInfo("blocked_clients:1")
+	// 2 MB of pipelined SETs (incomplete: never runnable while blocked).
+	chunk := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1024\r\n" + strings.Repeat("x", 1024) + "\r\n")
+	var big []byte
+	for len(big) < 2<<20 {
+		big = append(big, chunk...)
+	}
+	c.NetConn().SetWriteDeadline(time.Now().Add(5 * time.Second))
+	c.WriteRaw(big) // the node may close the connection while we write
+	waitInfo("blocked_clients:0")
+	if v, err := ctl.DoStrings("EXISTS", "k"); err != nil || v.Int != 0 {
+		t.Errorf("a command sent while blocked ran: EXISTS k = %v %v", v, err)
+	}
+}

@@ -14,6 +14,10 @@ type Options struct {
 	RequirePass string
 	// MaxClients caps concurrent client connections (Redis's maxclients).
 	MaxClients int
+	// QueryBufferLimit closes a client whose unparsed requests exceed it
+	// (Redis's client-query-buffer-limit, 1 GB by default). It matters
+	// while the client is blocked: its later commands wait in the buffer.
+	QueryBufferLimit int
 	// ActiveExpiryInterval is how often expired keys are swept in the
 	// background (Redis: 10 times a second).
 	ActiveExpiryInterval time.Duration
@@ -28,6 +32,7 @@ func DefaultOptions() Options {
 	return Options{
 		Addr:                 "127.0.0.1:7001",
 		MaxClients:           10000,
+		QueryBufferLimit:     1 << 30,
 		ActiveExpiryInterval: 100 * time.Millisecond,
 	}
 }
@@ -43,6 +48,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxClients < 0 {
 		return o, errors.New("node: MaxClients must be positive")
+	}
+	if o.QueryBufferLimit == 0 {
+		o.QueryBufferLimit = d.QueryBufferLimit
+	}
+	if o.QueryBufferLimit < 0 {
+		return o, errors.New("node: QueryBufferLimit must be positive")
 	}
 	if o.ActiveExpiryInterval == 0 {
 		o.ActiveExpiryInterval = d.ActiveExpiryInterval
