@@ -232,7 +232,7 @@ func (s *Server) wait(c *client, w *waiter) {
 				readErr <- err
 				return
 			}
-			if c.rd.Buffered() > s.opts.QueryBufferLimit {
+			if int64(c.rd.Buffered()) > s.opts.QueryBufferLimit {
 				// Redis's client-query-buffer-limit: a client that
 				// keeps sending while blocked is closed.
 				s.log.Warn("Closing client that reached max query buffer length",

@@ -17,7 +17,7 @@ type Options struct {
 	// QueryBufferLimit closes a client whose unparsed requests exceed it
 	// (Redis's client-query-buffer-limit, 1 GB by default). It matters
 	// while the client is blocked: its later commands wait in the buffer.
-	QueryBufferLimit int
+	QueryBufferLimit int64
 	// ActiveExpiryInterval is how often expired keys are swept in the
 	// background (Redis: 10 times a second).
 	ActiveExpiryInterval time.Duration

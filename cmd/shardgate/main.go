@@ -92,6 +92,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.Addr, "addr", d.Addr, "RESP listen address (host:port)")
 	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
+	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
 	procs := fs.Int("procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. Use 1 where a load generator shares a small machine, as Redis runs commands on one thread")
 	lf.register(fs)
@@ -108,6 +109,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case opts.MaxClients <= 0:
 		fmt.Fprintf(stderr, "shardgate node: --maxclients must be a positive number, got %d\n", opts.MaxClients)
+		return 2
+	case opts.QueryBufferLimit < 1<<20:
+		fmt.Fprintf(stderr, "shardgate node: --client-query-buffer-limit must be at least 1mb, got %d\n", opts.QueryBufferLimit)
 		return 2
 	case opts.ActiveExpiryInterval <= 0:
 		fmt.Fprintf(stderr, "shardgate node: --active-expiry-interval must be a positive duration, got %s\n", opts.ActiveExpiryInterval)
