@@ -105,19 +105,13 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	if self && c.multi != nil {
 		l.Multi = len(c.multi.cmds)
 	}
-	l.Flags = redisinfo.Flags(self && c.multi != nil, self && c.watch != nil && c.watch.flag.Dirty.Load(),
-		self && c.closing, noEvict)
-	if w := cl.blocked.Load(); w != nil && w.state.Load() == waitPending {
-		// Redis's 'b' (CLIENT_BLOCKED) follows 'x', which a blocked
-		// client never has: nothing blocks inside MULTI. A client is
-		// shown unblocked from the instant it is served, as in Redis,
-		// even if its goroutine has not written the reply yet.
-		if l.Flags == "N" {
-			l.Flags = "b"
-		} else {
-			l.Flags = "b" + l.Flags
-		}
-	}
+	// Redis's 'b' (CLIENT_BLOCKED): a client is shown unblocked from the
+	// instant it is served, as in Redis, even if its goroutine has not
+	// written the reply yet.
+	w := cl.blocked.Load()
+	blocked := w != nil && w.state.Load() == waitPending
+	l.Flags = redisinfo.Flags(self && c.multi != nil, blocked,
+		self && c.watch != nil && c.watch.flag.Dirty.Load(), self && c.closing, noEvict)
 	return redisinfo.AppendLine(b, &l)
 }
 

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -297,5 +298,35 @@ func TestHTTPRequestDropped(t *testing.T) {
 	b, err := io.ReadAll(nc)
 	if len(b) != 0 || err != nil {
 		t.Errorf("got %q, %v; want the connection closed without a reply", b, err)
+	}
+}
+
+// TestClientListShowsBlocked: a client waiting in BLPOP through the proxy
+// has Redis's 'b' flag in the proxy's CLIENT LIST until it is served.
+func TestClientListShowsBlocked(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	waiter := dial(t, cl.Addr, 2)
+	id := do(t, waiter, "CLIENT", "ID").Int
+	if err := waiter.Send([]byte("BLPOP"), []byte("q"), []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	ctl := dial(t, cl.Addr, 2)
+	line := func() string {
+		v := do(t, ctl, "CLIENT", "LIST", "ID", fmt.Sprint(id))
+		return v.Text()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(line(), " flags=b ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the blocked client is not flagged b: %q", line())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	do(t, ctl, "LPUSH", "q", "x")
+	if v, err := waiter.Receive(); err != nil || len(v.Elems) != 2 || v.Elems[1].Text() != "x" {
+		t.Fatalf("BLPOP: %v %v", v, err)
+	}
+	if l := line(); !strings.Contains(l, " flags=N ") {
+		t.Errorf("served client still flagged: %q", l)
 	}
 }

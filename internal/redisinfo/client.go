@@ -196,10 +196,13 @@ type Line struct {
 
 // Flags builds the flags field from the states a client can be in, in
 // Redis's order; "N" when none applies.
-func Flags(multi, dirty, closing, noEvict bool) string {
+func Flags(multi, blocked, dirty, closing, noEvict bool) string {
 	var b []byte
 	if multi {
 		b = append(b, 'x')
+	}
+	if blocked {
+		b = append(b, 'b')
 	}
 	if dirty {
 		b = append(b, 'd')
