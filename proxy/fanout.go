@@ -23,10 +23,13 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"randomkey":        cmdRandomKey,
 		"scan":             cmdScan,
 		"info":             cmdInfo,
-		"exec":             cmdExec,
-		"watch":            cmdWatch,
-		"unwatch":          cmdUnwatch,
-		"client|unblock":   cmdClientUnblock,
+		// CLUSTER COUNTKEYSINSLOT/GETKEYSINSLOT name their slot.
+		"cluster|countkeysinslot": cmdBySlotArg,
+		"cluster|getkeysinslot":   cmdBySlotArg,
+		"exec":                    cmdExec,
+		"watch":                   cmdWatch,
+		"unwatch":                 cmdUnwatch,
+		"client|unblock":          cmdClientUnblock,
 	}
 }
 
@@ -97,6 +100,17 @@ func cmdKeys(c *client, args [][]byte) {
 			c.w.Bulk(v.Str)
 		}
 	})
+}
+
+// cmdBySlotArg sends a command that names a slot (args[2]) to the slot's
+// node; a slot that is not one goes to any node, which answers the exact
+// error.
+func cmdBySlotArg(c *client, args [][]byte) {
+	n := c.srv.anyNode()
+	if slot, ok := resp.ParseInt(args[2]); ok && slot >= 0 && slot < slots.Count {
+		n = c.srv.topo.Owner(uint16(slot))
+	}
+	c.addReq(c.forward(n, args))
 }
 
 // cmdRandomKey asks every node and picks one of the keys they name, so an

@@ -330,3 +330,25 @@ func TestClientListShowsBlocked(t *testing.T) {
 		t.Errorf("served client still flagged: %q", l)
 	}
 }
+
+// TestKeysInSlotRoutedBySlot: CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT
+// go to the node that owns the slot they name.
+func TestKeysInSlotRoutedBySlot(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	topo := cl.Proxy.Topology()
+	for n := range 3 {
+		k := keyOnNode(t, topo, n, "slotkey")
+		do(t, c, "SET", k, "v")
+		slot := fmt.Sprint(slots.SlotString(k))
+		if v := do(t, c, "CLUSTER", "COUNTKEYSINSLOT", slot); v.Int != 1 {
+			t.Errorf("COUNTKEYSINSLOT %s (node %d) = %v, want 1", slot, n, v)
+		}
+		if v := do(t, c, "CLUSTER", "GETKEYSINSLOT", slot, "10"); len(v.Elems) != 1 || v.Elems[0].Text() != k {
+			t.Errorf("GETKEYSINSLOT %s = %v, want [%s]", slot, v, k)
+		}
+	}
+	if v := do(t, c, "CLUSTER", "COUNTKEYSINSLOT", "16384"); v.Text() != "ERR Invalid slot" {
+		t.Errorf("COUNTKEYSINSLOT 16384 = %v", v)
+	}
+}

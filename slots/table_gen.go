@@ -678,6 +678,36 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "countkeysinslot", Arity: 3,
+				Flags: FlagStale,
+				ACL:   ACLSlow,
+				Doc: &Doc{
+					Summary:    "Return the number of local keys in the specified hash slot",
+					Since:      "3.0.0",
+					Group:      "cluster",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "slot", Type: "integer", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "getkeysinslot", Arity: 4,
+				Flags: FlagStale,
+				ACL:   ACLSlow,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Return local key names in the specified hash slot",
+					Since:      "3.0.0",
+					Group:      "cluster",
+					Complexity: "O(log(N)) where N is the number of requested keys",
+					Args: []Arg{
+						{Name: "slot", Type: "integer", KeySpecIndex: -1},
+						{Name: "count", Type: "integer", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow,

@@ -24,8 +24,11 @@ const (
 	ErrNodeConnLost = "ERR connection to node %s lost; the command may or may not have run"
 	// ErrSplitPart (proxy, --cross-slot split) names the part of a split
 	// command that failed: slot, node, and the node's error.
-	ErrSplitPart  = "ERR cross-slot part for slot %d on node %s failed: %s"
-	ErrMaxClients = "ERR max number of clients reached"
+	ErrSplitPart = "ERR cross-slot part for slot %d on node %s failed: %s"
+	// CLUSTER COUNTKEYSINSLOT / GETKEYSINSLOT.
+	ErrInvalidSlot       = "ERR Invalid slot"
+	ErrInvalidSlotOrKeys = "ERR Invalid slot or number of keys"
+	ErrMaxClients        = "ERR max number of clients reached"
 	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that
 	// concerns the client's connection to the proxy and so cannot run in
 	// a node's transaction.

@@ -38,6 +38,7 @@ func registerKeyspace(h map[string]Handler) {
 	h["scan"] = cmdScan
 	h["randomkey"] = cmdRandomkey
 	h["dbsize"] = cmdDbsize
+	registerClusterCmds(h)
 	h["flushall"] = cmdFlushall
 	h["flushdb"] = cmdFlushdb
 	registerObject(h)
