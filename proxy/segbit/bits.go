@@ -290,7 +290,9 @@ func (h *Handler) BitPos(ctx context.Context, b Backend, args [][]byte) (resp.Va
 	}
 	// Looking for a 0 with no end given: the first bit past the string.
 	if e >= MaxOffset {
-		return intValue(MaxOffset), nil // unreachable: needs 2^60 bytes of ones
+		// The range ends at the last addressable bit (a byte written at
+		// 2^63-8..2^63-1): there is no bit past it, so none is found.
+		return intValue(-1), nil
 	}
 	return intValue(int64(e + 1)), nil
 }

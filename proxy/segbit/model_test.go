@@ -1,6 +1,7 @@
 package segbit
 
 import (
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -224,8 +225,8 @@ func (m *model) bitpos(bit int64, start, end int64, endGiven, isBit bool) int64 
 	if p, ok := m.first(bit == 1, s, e); ok {
 		return int64(p)
 	}
-	if bit == 1 || endGiven {
-		return -1
+	if bit == 1 || endGiven || e >= math.MaxInt64 {
+		return -1 // no bit past the last addressable one
 	}
 	return int64(e + 1)
 }

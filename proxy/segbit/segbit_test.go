@@ -249,6 +249,16 @@ func TestHugeOffsets(t *testing.T) {
 			t.Errorf("%q = %d, want %d", c.args, got, c.want)
 		}
 	}
+	// The last byte all ones: no zero bit in it, and none past it either
+	// (2^63 is no offset), so BITPOS for 0 finds none even without an end
+	// (found by the property test).
+	for i := range uint64(8) {
+		mustInt(t, h, f, "SEGBIT.SETBIT", "full", u(MaxOffset-7+i), "1")
+	}
+	if got := mustInt(t, h, f, "SEGBIT.BITPOS", "full", "0", "-1"); got != -1 {
+		t.Errorf("BITPOS of a last byte of ones = %d, want -1", got)
+	}
+	mustInt(t, h, f, "SEGBIT.DEL", "full")
 	// BITOP over huge bitmaps: AND with a second bitmap sharing two ids.
 	for _, id := range []uint64{5_000_000_007, 1 << 40, 12345678901234} {
 		mustInt(t, h, f, "SEGBIT.SETBIT", "wau", u(id), "1")
