@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"github.com/shardgate/shardgate/internal/netserve"
+	"github.com/shardgate/shardgate/internal/resp"
 	"log/slog"
 	"net"
 	"sync"
@@ -153,10 +154,18 @@ func (s *Server) Close() error {
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	s.mu.Lock()
+	if s.closed {
+		// Accepted just before Close shut the listener: Close has
+		// already disconnected the clients it knew, and would wait
+		// for this one for ever.
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
 	if len(s.clients) >= s.cfg.maxClients() {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
 		nc.Close()
 		return
 	}

@@ -166,6 +166,14 @@ func (s *Server) Close() error {
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	s.mu.Lock()
+	if s.closed {
+		// Accepted just before Close shut the listener: Close has
+		// already disconnected the clients it knew, and would wait
+		// for this one for ever.
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
 	if len(s.clients) >= s.opts.MaxClients {
 		s.mu.Unlock()
 		s.stats.rejected.Add(1)

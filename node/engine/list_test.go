@@ -97,7 +97,7 @@ func TestListModel(t *testing.T) {
 			},
 			"popFront": func(t *rapid.T) {
 				if len(m) == 0 {
-					t.Skip()
+					t.Skip("no element to act on")
 				}
 				if v := l.PopFront(); !bytes.Equal(v, m[0]) {
 					t.Fatalf("PopFront %q, model %q", v, m[0])
@@ -106,7 +106,7 @@ func TestListModel(t *testing.T) {
 			},
 			"popBack": func(t *rapid.T) {
 				if len(m) == 0 {
-					t.Skip()
+					t.Skip("no element to act on")
 				}
 				if v := l.PopBack(); !bytes.Equal(v, m[len(m)-1]) {
 					t.Fatalf("PopBack %q, model %q", v, m[len(m)-1])
@@ -115,7 +115,7 @@ func TestListModel(t *testing.T) {
 			},
 			"index": func(t *rapid.T) {
 				if len(m) == 0 {
-					t.Skip()
+					t.Skip("no element to act on")
 				}
 				i := index(t)
 				if v := l.Index(i); !bytes.Equal(v, m[i]) {
@@ -124,7 +124,7 @@ func TestListModel(t *testing.T) {
 			},
 			"set": func(t *rapid.T) {
 				if len(m) == 0 {
-					t.Skip()
+					t.Skip("no element to act on")
 				}
 				i := index(t)
 				v := elem.Draw(t, "v")
@@ -133,7 +133,7 @@ func TestListModel(t *testing.T) {
 			},
 			"range": func(t *rapid.T) {
 				if len(m) == 0 {
-					t.Skip()
+					t.Skip("no element to act on")
 				}
 				a, b := index(t), index(t)
 				if a > b {
