@@ -63,19 +63,15 @@ func (c *client) typeOf() redisinfo.ClientType { return redisinfo.Normal }
 // snapshotClients returns the live clients in connection order, as Redis's
 // client list keeps them. Clients already killed are left out.
 func (s *Server) snapshotClients() []*client {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return redisinfo.Live(s.clients, (*client).isKilled)
+	return s.clients.Live((*client).isKilled)
 }
 
 func (c *client) isKilled() bool { return c.killed.Load() }
 
 // lookupClient finds a live client by id.
 func (s *Server) lookupClient(id int64) (*client, bool) {
-	s.mu.Lock()
-	cl := s.clients[id]
-	s.mu.Unlock()
-	return cl, cl != nil && !cl.isKilled()
+	cl, ok := s.clients.Get(id)
+	return cl, ok && !cl.isKilled()
 }
 
 func (s *Server) cmdClientList(c *client, args [][]byte) {

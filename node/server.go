@@ -26,10 +26,7 @@ type Server struct {
 	routes []route // by slots.Command.ID
 	start  time.Time
 
-	mu      sync.Mutex
-	ln      net.Listener
-	clients map[int64]*client
-	closed  bool
+	clients netserve.Clients[*client]
 
 	nextID atomic.Int64
 	stats  serverStats
@@ -60,12 +57,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:    o,
-		log:     o.Logger,
-		ks:      engine.New(),
-		clients: map[int64]*client{},
-		start:   o.Now(),
-		stop:    make(chan struct{}),
+		opts:  o,
+		log:   o.Logger,
+		ks:    engine.New(),
+		start: o.Now(),
+		stop:  make(chan struct{}),
 	}
 	s.routes = buildRoutes(s)
 	s.ks.OnListPush = s.blk.onPush
@@ -90,14 +86,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve accepts clients on ln until ctx ends or Close is called. It
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		ln.Close()
+	if err := s.clients.Attach(ln); err != nil {
 		return errors.New("node: server closed")
 	}
-	s.ln = ln
-	s.mu.Unlock()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
 	s.wg.Add(2)
@@ -114,76 +105,40 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Addr is the listening address, once Serve has started.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return nil
-	}
-	return s.ln.Addr()
-}
+func (s *Server) Addr() net.Addr { return s.clients.Addr() }
 
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Server) isClosed() bool { return s.clients.Closed() }
 
 // Close stops accepting, disconnects every client and waits for their
 // goroutines to finish.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.wg.Wait()
-		return nil
-	}
-	s.closed = true
-	close(s.stop)
-	if s.ln != nil {
-		s.ln.Close()
-	}
-	for _, c := range s.clients {
-		c.nc.Close()
-	}
-	s.mu.Unlock()
+	s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
 	s.wg.Wait()
 	return nil
 }
 
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
-	s.mu.Lock()
-	if s.closed {
+	c := newClient(s, nc)
+	switch s.clients.Admit(c.id, c, s.cfg.maxClients(), func() { s.wg.Add(1) }) {
+	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
-		// already disconnected the clients it knew, and would wait
-		// for this one for ever.
-		s.mu.Unlock()
+		// already disconnected the clients it knew.
 		nc.Close()
 		return
-	}
-	if len(s.clients) >= s.cfg.maxClients() {
-		s.mu.Unlock()
+	case netserve.RefusedFull:
 		s.stats.rejected.Add(1)
 		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
 		nc.Close()
 		return
 	}
-	c := newClient(s, nc)
-	s.clients[c.id] = c
-	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		s.serveClient(c)
 	}()
 }
 
-func (s *Server) removeClient(c *client) {
-	s.mu.Lock()
-	delete(s.clients, c.id)
-	s.mu.Unlock()
-}
+func (s *Server) removeClient(c *client) { s.clients.Remove(c.id) }
 
 // activeExpiry removes expired keys in the background, as Redis's active
 // expire cycle does, so that memory is reclaimed for keys nobody reads.

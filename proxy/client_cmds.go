@@ -141,17 +141,13 @@ func cmdClientNoEvict(c *client, args [][]byte) {
 // snapshotClients returns the live clients in connection order, as Redis's
 // client list keeps them; clients already killed are left out.
 func (s *Server) snapshotClients() []*client {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return redisinfo.Live(s.clients, func(cl *client) bool { return cl.killed.Load() })
+	return s.clients.Live(func(cl *client) bool { return cl.killed.Load() })
 }
 
 // lookupClient finds a live client by id.
 func (s *Server) lookupClient(id int64) (*client, bool) {
-	s.mu.Lock()
-	cl := s.clients[id]
-	s.mu.Unlock()
-	return cl, cl != nil && !cl.killed.Load()
+	cl, ok := s.clients.Get(id)
+	return cl, ok && !cl.killed.Load()
 }
 
 // validClientName: Redis allows only printable ASCII without spaces.

@@ -354,20 +354,20 @@ func (m *metrics) start() {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	s := m.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
+	// Under the clients' lock: Close's stopStats then sees m.http.
+	started := s.clients.IfOpen(func() {
+		m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics server stopped", "err", err)
+			}
+		}()
+	})
+	if started {
+		s.log.Info("metrics listening", "addr", m.ln.Addr().String())
 	}
-	m.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("metrics server stopped", "err", err)
-		}
-	}()
-	s.log.Info("metrics listening", "addr", m.ln.Addr().String())
 }
 
 // MetricsAddr is the address /metrics is served on; nil when metrics are
@@ -403,7 +403,7 @@ func (s *Server) startStats() {
 }
 
 // stopStats closes the metrics server and its listener; Close calls it
-// with s.mu held.
+// from Shut, with the clients' lock held.
 func (s *Server) stopStats() {
 	if s.metrics == nil {
 		return
@@ -415,11 +415,7 @@ func (s *Server) stopStats() {
 }
 
 // numClients is the number of open client connections.
-func (s *Server) numClients() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.clients)
-}
+func (s *Server) numClients() int { return s.clients.Len() }
 
 // numConns is the number of open connections to the node.
 func (p *nodePool) numConns() int {

@@ -25,10 +25,7 @@ type Server struct {
 	seg    *segbit.Handler
 	start  time.Time
 
-	mu      sync.Mutex
-	ln      net.Listener
-	clients map[int64]*client
-	closed  bool
+	clients netserve.Clients[*client]
 
 	nextID atomic.Int64
 	stats  serverStats
@@ -58,13 +55,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:    o,
-		log:     o.Logger,
-		topo:    o.Topology,
-		clients: map[int64]*client{},
-		start:   o.Now(),
-		stop:    make(chan struct{}),
-		myID:    stableClusterID(o.Addr),
+		opts:  o,
+		log:   o.Logger,
+		topo:  o.Topology,
+		start: o.Now(),
+		stop:  make(chan struct{}),
+		myID:  stableClusterID(o.Addr),
 	}
 	for i, n := range o.Topology.Nodes() {
 		s.nodes = append(s.nodes, newNodePool(s, i, n.Addr))
@@ -93,14 +89,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve accepts clients on ln until ctx ends or Close is called. It
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		ln.Close()
+	if err := s.clients.Attach(ln); err != nil {
 		return errors.New("proxy: server closed")
 	}
-	s.ln = ln
-	s.mu.Unlock()
 	s.startStats()
 	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", len(s.nodes), "cross-slot", s.opts.CrossSlot.String())
 
@@ -114,41 +105,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Addr is the listening address, once Serve has started.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return nil
-	}
-	return s.ln.Addr()
-}
+func (s *Server) Addr() net.Addr { return s.clients.Addr() }
 
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
+func (s *Server) isClosed() bool { return s.clients.Closed() }
 
 // Close stops accepting, disconnects every client, closes the node
 // connections and waits for every goroutine to finish.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	shut := s.clients.Shut(func() {
+		close(s.stop)
+		s.stopStats()
+	}, func(c *client) { c.nc.Close() })
+	if !shut {
 		s.wg.Wait()
 		s.bg.Wait()
 		return nil
 	}
-	s.closed = true
-	close(s.stop)
-	s.stopStats()
-	if s.ln != nil {
-		s.ln.Close()
-	}
-	for _, c := range s.clients {
-		c.nc.Close()
-	}
-	s.mu.Unlock()
 	// Close the node connections before waiting for the clients: a client
 	// waiting for a node that does not answer would wait for the watchdog,
 	// which has stopped. Connections dialed meanwhile are closed after.
@@ -165,37 +137,26 @@ func (s *Server) Close() error {
 
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
-	s.mu.Lock()
-	if s.closed {
+	c := newClient(s, nc)
+	switch s.clients.Admit(c.id, c, s.opts.MaxClients, func() { s.wg.Add(1) }) {
+	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
-		// already disconnected the clients it knew, and would wait
-		// for this one for ever.
-		s.mu.Unlock()
+		// already disconnected the clients it knew.
 		nc.Close()
 		return
-	}
-	if len(s.clients) >= s.opts.MaxClients {
-		s.mu.Unlock()
+	case netserve.RefusedFull:
 		s.stats.rejected.Add(1)
 		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
 		nc.Close()
 		return
 	}
-	c := newClient(s, nc)
-	s.clients[c.id] = c
-	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		s.serveClient(c)
 	}()
 }
 
-func (s *Server) removeClient(c *client) {
-	s.mu.Lock()
-	delete(s.clients, c.id)
-	s.mu.Unlock()
-}
+func (s *Server) removeClient(c *client) { s.clients.Remove(c.id) }
 
 // Topology returns the proxy's topology.
 func (s *Server) Topology() Topology { return s.topo }

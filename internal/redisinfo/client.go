@@ -9,7 +9,6 @@ package redisinfo
 import (
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -349,23 +348,6 @@ func NewLine(now time.Time, id int64, raddr, laddr string, fd int, created time.
 		l.Cmd = last.FullName
 	}
 	return l
-}
-
-// Live returns the clients of m that dead does not reject, in id order
-// (Redis's client list order). The caller guards m.
-func Live[C any](m map[int64]C, dead func(C) bool) []C {
-	ids := make([]int64, 0, len(m))
-	for id, cl := range m {
-		if !dead(cl) {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	out := make([]C, len(ids))
-	for i, id := range ids {
-		out[i] = m[id]
-	}
-	return out
 }
 
 // List renders CLIENT LIST's text for filter f: the clients of all (live,
