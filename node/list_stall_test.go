@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/nodetest"
 )
@@ -28,21 +27,7 @@ func TestListNoStall(t *testing.T) {
 		t.Skip("timing test")
 	}
 	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
-	dial := func() *difftest.Conn {
-		c, err := difftest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	must := func(c *difftest.Conn, args ...string) difftest.Value {
-		v, err := c.DoStrings(args...)
-		if err != nil || v.IsError() {
-			t.Fatalf("%q: %v %v", args, v, err)
-		}
-		return v
-	}
+	dial, must := stallClient(t, addr)
 
 	setup := dial()
 	const n, batch = 1_000_000, 10_000

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
 )
 
 // stallLimit is the GET p99 the stall tests allow while heavy commands
@@ -40,4 +42,26 @@ func getP99UnderLoad(t *testing.T, what string, get func()) []time.Duration {
 		}
 	}
 	return p99s
+}
+
+// stallClient returns the stall tests' helpers: dial opens a connection
+// to addr closed at the test's end, must runs a command that must not
+// fail.
+func stallClient(t *testing.T, addr string) (dial func() *difftest.Conn, must func(c *difftest.Conn, args ...string) difftest.Value) {
+	dial = func() *difftest.Conn {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	must = func(c *difftest.Conn, args ...string) difftest.Value {
+		v, err := c.DoStrings(args...)
+		if err != nil || v.IsError() {
+			t.Fatalf("%q: %v %v", args, v, err)
+		}
+		return v
+	}
+	return dial, must
 }
