@@ -148,6 +148,19 @@ type Keyspace struct {
 	// after the command, as Redis's handleClientsBlockedOnKeys does. The
 	// node's blocking code sets it once, before serving.
 	OnListPush func(slot uint16, key []byte)
+	// OnStreamReady, when set, is called under the same rules as
+	// OnListPush when clients blocked on a stream key may have something
+	// to do: XADD added an entry, XGROUP DESTROY removed a group, or the
+	// stream under key was deleted or replaced (blocked XREADGROUP
+	// clients then fail, as in Redis).
+	OnStreamReady func(slot uint16, key []byte)
+}
+
+// streamReady reports key to OnStreamReady.
+func (ks *Keyspace) streamReady(s *Shard, key []byte) {
+	if ks.OnStreamReady != nil {
+		ks.OnStreamReady(s.Slot, key)
+	}
 }
 
 // Stats are counters reported by INFO.
