@@ -199,8 +199,11 @@ func (g *StreamGroup) clone() *StreamGroup {
 // pelList is an ordered set of pending entries, by id or (with byTime)
 // by delivery time then id: sorted blocks of at most pelBlockMax
 // pointers, found by binary search over the blocks' last keys. Inserts
-// at the end (the usual case: ids and times grow) are O(log n); inserts
-// in the middle move at most one block's pointers.
+// at the end (the usual case: ids and times grow) fill blocks to the
+// brim and are O(log n); an insert in the middle of a full block splits
+// it in halves. A pending entry costs its PendingEntry (48 bytes) and a
+// pointer in each of three lists: about 80 bytes, where Redis 7.0 takes
+// about 92 (its NACK and two radix tree keys).
 type pelList struct {
 	byTime bool
 	blocks [][]*PendingEntry
@@ -235,24 +238,47 @@ func (l *pelList) blockOf(e *PendingEntry) int {
 func (l *pelList) insert(e *PendingEntry) {
 	l.n++
 	if len(l.blocks) == 0 {
-		l.blocks = append(l.blocks, []*PendingEntry{e})
+		l.blocks = append(l.blocks, newPELBlock(e))
 		return
 	}
 	bi := l.blockOf(e)
 	b := l.blocks[bi]
 	j := sort.Search(len(b), func(j int) bool { return !l.less(b[j], e) })
+	if len(b) == pelBlockMax {
+		if j == len(b) {
+			// Appending past a full block (ids and delivery times mostly
+			// grow): start the next block, leaving this one full.
+			l.insertBlock(bi+1, newPELBlock(e))
+			return
+		}
+		half := len(b) / 2
+		right := append(make([]*PendingEntry, 0, pelBlockMax), b[half:]...)
+		clear(b[half:])
+		b = b[:half]
+		l.blocks[bi] = b
+		l.insertBlock(bi+1, right)
+		if j > half {
+			bi, b, j = bi+1, right, j-half
+		}
+	}
 	b = append(b, nil)
 	copy(b[j+1:], b[j:])
 	b[j] = e
-	if len(b) > pelBlockMax {
-		half := len(b) / 2
-		right := append([]*PendingEntry(nil), b[half:]...)
-		b = b[:half:half]
-		l.blocks = append(l.blocks, nil)
-		copy(l.blocks[bi+2:], l.blocks[bi+1:])
-		l.blocks[bi+1] = right
-	}
 	l.blocks[bi] = b
+}
+
+// newPELBlock starts a block holding e, with room for pelBlockMax
+// entries so that appends never reallocate it.
+func newPELBlock(e *PendingEntry) []*PendingEntry {
+	b := make([]*PendingEntry, 1, pelBlockMax)
+	b[0] = e
+	return b
+}
+
+func (l *pelList) insertBlock(i int, b []*PendingEntry) {
+	l.blocks = append(l.blocks, nil)
+	copy(l.blocks[i+1:], l.blocks[i:])
+	l.blocks[i] = b
 }
 
 func (l *pelList) remove(e *PendingEntry) {

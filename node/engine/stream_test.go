@@ -131,9 +131,12 @@ func TestPELList(t *testing.T) {
 	var l pelList
 	tl := pelList{byTime: true}
 	var model []*PendingEntry
-	for step := range 5000 {
+	for step := range 6000 {
 		if rng.IntN(3) > 0 || len(model) == 0 {
 			id := StreamID{uint64(rng.IntN(2000)), 0}
+			if step >= 5000 { // ascending appends, as XREADGROUP makes them
+				id = StreamID{uint64(step), 0}
+			}
 			if l.Find(id) != nil {
 				continue
 			}
