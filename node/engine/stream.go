@@ -37,10 +37,10 @@ import (
 type Stream struct {
 	blocks       []*streamBlock
 	length       int64
-	lastID       StreamID // last-generated-id
-	firstID      StreamID // recorded-first-entry-id (0-0 when empty)
-	maxDeletedID StreamID // max-deleted-entry-id
-	entriesAdded int64    // entries-added, ever
+	lastID       StreamID       // last-generated-id
+	firstID      StreamID       // recorded-first-entry-id (0-0 when empty)
+	maxDeletedID StreamID       // max-deleted-entry-id
+	entriesAdded int64          // entries-added, ever
 	groups       []*StreamGroup // sorted by name
 }
 
