@@ -135,3 +135,26 @@ const (
 	ErrTimeoutNegative = "ERR timeout is negative"
 	ErrUnblocked       = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 )
+
+// Streams (node/engine/stream_cmds.go, stream_info.go), as Redis 7.0's
+// t_stream.c words them. ErrStreamInvalidID is shared by every command
+// that reads a stream id.
+const (
+	ErrStreamInvalidID        = "ERR Invalid stream ID specified as stream command argument"
+	ErrStreamIDTooSmall       = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+	ErrStreamIDZero           = "ERR The ID specified in XADD must be greater than 0-0"
+	ErrStreamExhausted        = "ERR The stream has exhausted the last possible ID, unable to add more items"
+	ErrStreamTooLarge         = "ERR Elements are too large to be stored"
+	ErrStreamMaxlenAndMinid   = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+	ErrStreamMaxlenNegative   = "ERR The MAXLEN argument must be >= 0."
+	ErrStreamLimitNegative    = "ERR The LIMIT argument must be >= 0."
+	ErrStreamLimitNoStrategy  = "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+	ErrStreamXtrimNoStrategy  = "ERR syntax error, XTRIM must be called with a trimming strategy"
+	ErrStreamLimitNoApprox    = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+	ErrStreamIntervalStart    = "ERR invalid start ID for the interval"
+	ErrStreamIntervalEnd      = "ERR invalid end ID for the interval"
+	ErrXsetidEntriesNegative  = "ERR entries_added must be positive"
+	ErrXsetidBelowMaxDeleted  = "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+	ErrXsetidBelowTop         = "ERR The ID specified in XSETID is smaller than the target stream top item"
+	ErrXsetidEntriesBelowSize = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+)
