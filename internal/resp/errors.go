@@ -158,3 +158,22 @@ const (
 	ErrXsetidBelowTop         = "ERR The ID specified in XSETID is smaller than the target stream top item"
 	ErrXsetidEntriesBelowSize = "ERR The entries_added specified in XSETID is smaller than the target stream length"
 )
+
+// Consumer groups (node/engine/stream_group_cmds.go), as Redis 7.0's
+// t_stream.c words them. The NOGROUP texts differ per command: XGROUP and
+// XINFO CONSUMERS name the group first, XPENDING, XCLAIM and XAUTOCLAIM
+// the key first.
+const (
+	ErrXgroupKeyMissing  = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+	ErrXgroupNoGroup     = "NOGROUP No such consumer group '%s' for key name '%s'"
+	ErrXgroupBusy        = "BUSYGROUP Consumer Group name already exists"
+	ErrXgroupEntriesRead = "ERR value for ENTRIESREAD must be positive or -1"
+	ErrXNoKeyOrGroup     = "NOGROUP No such key '%s' or consumer group '%s'"
+	ErrXclaimMinIdle     = "ERR Invalid min-idle-time argument for XCLAIM"
+	ErrXclaimIdle        = "ERR Invalid IDLE option argument for XCLAIM"
+	ErrXclaimTime        = "ERR Invalid TIME option argument for XCLAIM"
+	ErrXclaimRetryCount  = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+	ErrXclaimOption      = "ERR Unrecognized XCLAIM option '%s'"
+	ErrXautoclaimMinIdle = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+	ErrXautoclaimCount   = "ERR COUNT must be > 0"
+)
