@@ -65,26 +65,13 @@ const (
 var clientIDCmd = [][]byte{[]byte("CLIENT"), []byte("ID")}
 
 // blocksOnNode reports whether a command flagged blocking may block: XREAD
-// and XREADGROUP only with BLOCK.
+// and XREADGROUP only with BLOCK (streams.go).
 func blocksOnNode(cmd *slots.Command, args [][]byte) bool {
 	if cmd.FullName != "xread" && cmd.FullName != "xreadgroup" {
 		return true
 	}
-	_, ok := xreadBlock(args)
+	_, ok := xreadBlock(cmd, args)
 	return ok
-}
-
-// xreadBlock returns the index of XREAD's BLOCK milliseconds argument.
-func xreadBlock(args [][]byte) (int, bool) {
-	for i := 1; i+1 < len(args); i++ {
-		if slots.EqualFold("streams", args[i]) {
-			break
-		}
-		if slots.EqualFold("block", args[i]) {
-			return i + 1, true
-		}
-	}
-	return 0, false
 }
 
 // blockTimeout is the command's own timeout; 0 means none (forever, or a
@@ -96,7 +83,7 @@ func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
 	case "blmpop", "bzmpop":
 		arg = args[1]
 	case "xread", "xreadgroup":
-		i, _ := xreadBlock(args)
+		i, _ := xreadBlock(cmd, args)
 		arg, unit = args[i], float64(time.Millisecond)
 	default:
 		arg = args[len(args)-1]
@@ -400,14 +387,16 @@ func (s *Server) blockedClients() int {
 }
 
 // tryWithoutBlocking first runs the non-blocking form of a blocking list
-// command (LMPOP for BLPOP/BRPOP/BLMPOP, LMOVE, RPOPLPUSH) on the shared
-// connection: when the list has an element the reply is the same, and
-// the dedicated connection, its goroutine and its deadlines are spared.
-// This never takes an element ahead of a blocked client: a node serves
-// its waiters in the same step as the push that wakes them, so a list is
-// never left non-empty while someone waits on it. Anything unusual (an
-// empty list, an error, an odd timeout) goes the blocking way, which gives
-// the exact reply.
+// command (LMPOP for BLPOP/BRPOP/BLMPOP, LMOVE, RPOPLPUSH) or of a
+// blocking stream read (XREAD/XREADGROUP without BLOCK) on the shared
+// connection: when the list has an element (the stream an entry to read)
+// the reply is the same, and the dedicated connection, its goroutine and
+// its deadlines are spared. This never takes an element ahead of a
+// blocked client: a node serves its waiters in the same step as the push
+// that wakes them, so a list is never left non-empty (nor a stream with
+// entries a blocked reader would take) while someone waits on it.
+// Anything unusual (nothing to read, an error, an odd timeout) goes the
+// blocking way, which gives the exact reply.
 func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bool {
 	fast, pair := nonBlockingForm(cmd, args)
 	if fast == nil {
@@ -489,6 +478,8 @@ func nonBlockingForm(cmd *slots.Command, args [][]byte) (fast [][]byte, pair boo
 		}
 		fast = append(fast, []byte("LMPOP"))
 		return append(fast, args[2:]...), false
+	case "xread", "xreadgroup":
+		return xreadWithoutBlock(cmd, args), false
 	}
 	return nil, false
 }

@@ -1,0 +1,100 @@
+package proxy
+
+import "github.com/shardgate/shardgate/slots"
+
+// XREAD and XREADGROUP route like any command by their keys (the streams
+// after STREAMS, which must share a slot), and block only with BLOCK. The
+// proxy reads their options as Redis's xreadCommand does, up to STREAMS,
+// to know whether the node may block (a dedicated connection, see
+// blocking.go), for how long, and what the same read without BLOCK is:
+// like a blocking list pop, a blocking read is first tried without BLOCK
+// on the shared connection, and takes a dedicated connection only when
+// there is nothing to read (a node serves its blocked readers in the same
+// step as the XADD that wakes them, so an entry never waits next to a
+// blocked reader: the read without BLOCK answers exactly what the
+// blocking one would have answered at once).
+
+// xreadOpts is what the proxy needs of an XREAD's or XREADGROUP's options.
+type xreadOpts struct {
+	block   int // index of the (last) BLOCK's milliseconds; 0 if none
+	nblock  int // BLOCK options given
+	streams int // index of the STREAMS keyword; 0 if absent or after a syntax error
+}
+
+// parseXRead reads the options before STREAMS the way Redis does: BLOCK
+// and COUNT take one argument, XREADGROUP's GROUP two, NOACK none; the
+// first STREAMS followed by something ends them. Anything else is a syntax
+// error the node will answer, without blocking.
+func parseXRead(group bool, args [][]byte) xreadOpts {
+	var o xreadOpts
+	for i := 1; i < len(args); i++ {
+		more := len(args) - i - 1
+		a := args[i]
+		switch {
+		case more > 0 && slots.EqualFold("block", a):
+			i++
+			o.block = i
+			o.nblock++
+		case more > 0 && slots.EqualFold("count", a):
+			i++
+		case more > 0 && slots.EqualFold("streams", a):
+			o.streams = i
+			return o
+		case group && more >= 2 && slots.EqualFold("group", a):
+			i += 2
+		case group && slots.EqualFold("noack", a):
+		default:
+			return xreadOpts{}
+		}
+	}
+	return xreadOpts{}
+}
+
+// balanced reports whether STREAMS is followed by as many ids as keys
+// (Redis refuses the command otherwise).
+func (o xreadOpts) balanced(args [][]byte) bool {
+	rest := len(args) - o.streams - 1
+	return o.streams > 0 && rest > 0 && rest%2 == 0
+}
+
+// xreadBlock returns the index of an XREAD's or XREADGROUP's BLOCK
+// milliseconds argument, and whether the command may block.
+func xreadBlock(cmd *slots.Command, args [][]byte) (int, bool) {
+	o := parseXRead(cmd.FullName == "xreadgroup", args)
+	if o.block == 0 || !o.balanced(args) {
+		return 0, false
+	}
+	return o.block, true
+}
+
+// xreadWithoutBlock returns the command without its BLOCK option, or nil
+// when that would not answer what the blocking command answers at once:
+// an XREAD from '$' (never anything without BLOCK), a BLOCK given twice or
+// whose milliseconds are not a plain decimal (Redis refuses a sign, a
+// leading zero, a fraction), an unbalanced list of streams.
+func xreadWithoutBlock(cmd *slots.Command, args [][]byte) [][]byte {
+	group := cmd.FullName == "xreadgroup"
+	o := parseXRead(group, args)
+	if o.nblock != 1 || !o.balanced(args) {
+		return nil
+	}
+	ms := args[o.block]
+	if len(ms) == 0 || len(ms) > 18 || (ms[0] == '0' && len(ms) > 1) {
+		return nil
+	}
+	for _, ch := range ms {
+		if ch < '0' || ch > '9' {
+			return nil
+		}
+	}
+	if !group {
+		for _, id := range args[(len(args)+o.streams+1)/2:] {
+			if len(id) == 1 && id[0] == '$' {
+				return nil
+			}
+		}
+	}
+	fast := make([][]byte, 0, len(args)-2)
+	fast = append(fast, args[:o.block-1]...)
+	return append(fast, args[o.block+1:]...)
+}
