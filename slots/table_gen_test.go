@@ -6,67 +6,6 @@ package slots
 // finding can be tested for every kind of key spec.
 var testOnlyTable = []*Command{
 	{
-		Name: "xread", Arity: -4,
-		Flags: FlagReadOnly | FlagBlocking | FlagMovableKeys,
-		ACL:   ACLRead | ACLStream | ACLSlow | ACLBlocking,
-		KeySpecs: []KeySpec{
-			{Flags: KeyRO | KeyAccess,
-				Begin: BeginKeyword, Keyword: "STREAMS", StartFrom: 1,
-				Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 2,
-			},
-		},
-		Doc: &Doc{
-			Summary:    "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
-			Since:      "5.0.0",
-			Group:      "stream",
-			Complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
-			Args: []Arg{
-				{Name: "count", Type: "integer", Token: "COUNT", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "milliseconds", Type: "integer", Token: "BLOCK", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "streams", Type: "block", Token: "STREAMS", KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "key", Type: "key", Flags: []string{"multiple"}, KeySpecIndex: 0},
-						{Name: "id", Type: "string", Flags: []string{"multiple"}, KeySpecIndex: -1},
-					},
-				},
-			},
-		},
-	},
-	{
-		Name: "xreadgroup", Arity: -7,
-		Flags: FlagWrite | FlagBlocking | FlagMovableKeys,
-		ACL:   ACLWrite | ACLStream | ACLSlow | ACLBlocking,
-		KeySpecs: []KeySpec{
-			{Flags: KeyRO | KeyAccess,
-				Begin: BeginKeyword, Keyword: "STREAMS", StartFrom: 4,
-				Find: FindRange, LastKey: -1, KeyStep: 1, Limit: 2,
-			},
-		},
-		Doc: &Doc{
-			Summary:    "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
-			Since:      "5.0.0",
-			Group:      "stream",
-			Complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
-			Args: []Arg{
-				{Name: "group_consumer", Type: "block", Token: "GROUP", KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "group", Type: "string", KeySpecIndex: -1},
-						{Name: "consumer", Type: "string", KeySpecIndex: -1},
-					},
-				},
-				{Name: "count", Type: "integer", Token: "COUNT", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "milliseconds", Type: "integer", Token: "BLOCK", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "noack", Type: "pure-token", Token: "NOACK", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "streams", Type: "block", Token: "STREAMS", KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "key", Type: "key", Flags: []string{"multiple"}, KeySpecIndex: 0},
-						{Name: "id", Type: "string", Flags: []string{"multiple"}, KeySpecIndex: -1},
-					},
-				},
-			},
-		},
-	},
-	{
 		Name: "eval", Arity: -3,
 		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys,
 		ACL:   ACLSlow | ACLScripting,
@@ -582,63 +521,6 @@ var testOnlyTable = []*Command{
 				{Name: "source", Type: "key", KeySpecIndex: 0},
 				{Name: "destination", Type: "key", KeySpecIndex: 1},
 				{Name: "member", Type: "string", KeySpecIndex: -1},
-			},
-		},
-	},
-	{
-		Name: "xadd", Arity: -5,
-		Flags:    FlagWrite | FlagDenyOOM | FlagFast,
-		FirstKey: 1, LastKey: 1, Step: 1,
-		ACL:  ACLWrite | ACLStream | ACLFast,
-		Tips: []string{"nondeterministic_output"},
-		KeySpecs: []KeySpec{
-			{Notes: "UPDATE instead of INSERT because of the optional trimming feature", Flags: KeyRW | KeyUpdate,
-				Begin: BeginIndex, Index: 1,
-				Find: FindRange, LastKey: 0, KeyStep: 1, Limit: 0,
-			},
-		},
-		Doc: &Doc{
-			Summary:    "Appends a new entry to a stream",
-			Since:      "5.0.0",
-			Group:      "stream",
-			Complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
-			History: [][2]string{
-				{"6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."},
-				{"7.0.0", "Added support for the `<ms>-*` explicit ID form."},
-			},
-			Args: []Arg{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "nomkstream", Type: "pure-token", Token: "NOMKSTREAM", Since: "6.2.0", Flags: []string{"optional"}, KeySpecIndex: -1},
-				{Name: "trim", Type: "block", Flags: []string{"optional"}, KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "strategy", Type: "oneof", KeySpecIndex: -1,
-							Args: []Arg{
-								{Name: "maxlen", Type: "pure-token", Token: "MAXLEN", KeySpecIndex: -1},
-								{Name: "minid", Type: "pure-token", Token: "MINID", Since: "6.2.0", KeySpecIndex: -1},
-							},
-						},
-						{Name: "operator", Type: "oneof", Flags: []string{"optional"}, KeySpecIndex: -1,
-							Args: []Arg{
-								{Name: "equal", Type: "pure-token", Token: "=", KeySpecIndex: -1},
-								{Name: "approximately", Type: "pure-token", Token: "~", KeySpecIndex: -1},
-							},
-						},
-						{Name: "threshold", Type: "string", KeySpecIndex: -1},
-						{Name: "count", Type: "integer", Token: "LIMIT", Since: "6.2.0", Flags: []string{"optional"}, KeySpecIndex: -1},
-					},
-				},
-				{Name: "id_or_auto", Type: "oneof", KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "auto_id", Type: "pure-token", Token: "*", KeySpecIndex: -1},
-						{Name: "id", Type: "string", KeySpecIndex: -1},
-					},
-				},
-				{Name: "field_value", Type: "block", Flags: []string{"multiple"}, KeySpecIndex: -1,
-					Args: []Arg{
-						{Name: "field", Type: "string", KeySpecIndex: -1},
-						{Name: "value", Type: "string", KeySpecIndex: -1},
-					},
-				},
 			},
 		},
 	},

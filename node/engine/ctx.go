@@ -56,5 +56,6 @@ func Handlers() map[string]Handler {
 	registerHLL(h)
 	registerBitfield(h)
 	registerLists(h)
+	registerStreams(h)
 	return h
 }

@@ -1,0 +1,448 @@
+package node_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+)
+
+// maxID is the greatest stream id.
+const maxID = "18446744073709551615-18446744073709551615"
+
+// streamScripts are hand-written cases for the basic stream commands and
+// each of their errors, in Redis's order of checks. Ids are explicit (or
+// generated after an explicit id in the future) so both servers agree.
+var streamScripts = []strScript{
+	{"xadd ids", [][]string{
+		sc("XADD", "s", "1-1", "f", "v"), sc("XADD", "s", "1-1", "f", "v"), sc("XADD", "s", "1-0", "f", "v"),
+		sc("XADD", "s", "0-0", "f", "v"), sc("XADD", "s", "0", "f", "v"), sc("XADD", "n", "0-0", "f", "v"),
+		sc("XADD", "n", "0", "f", "v"), sc("EXISTS", "n"), sc("XADD", "s", "2", "f", "v"), sc("XADD", "s", "2-*", "a", "b"),
+		sc("XADD", "s", "3-*", "a", "b"), sc("XADD", "s", "1-*", "a", "b"), sc("XADD", "s", "3-*", "a", "b", "c", "d"),
+		sc("XADD", "n", "0-*", "f", "v"), sc("XADD", "n", "0-*", "f", "v"), sc("XRANGE", "n", "-", "+"),
+		sc("XADD", "s", "abc", "f", "v"), sc("XADD", "s", "1-2-3", "f", "v"), sc("XADD", "s", "-", "f", "v"),
+		sc("XADD", "s", "+", "f", "v"), sc("XADD", "s", "-1", "f", "v"), sc("XADD", "s", "4-x", "f", "v"),
+		sc("XADD", "s", "4-", "f", "v"), sc("XADD", "s", "-4", "f", "v"), sc("XADD", "s", " 5-1", "f", "v"),
+		sc("XADD", "s", "+6-0", "f", "v"), sc("XADD", "s", "0007-0008", "f", "v"), sc("XADD", "s", "8-*x", "f", "v"),
+		sc("XADD", "s", "*-1", "f", "v"), sc("XADD", "s", "**", "f", "v"), sc("XADD", "s", "9-\x00x", "f", "v"),
+		sc("XADD", "s", "10\x00-5", "f", "v"), sc("XADD", "s", strings.Repeat("1", 128), "f", "v"),
+		sc("XADD", "s", "18446744073709551616-0", "f", "v"), sc("XADD", "s", "11-18446744073709551616", "f", "v"),
+		sc("XADD", "s", "12-18446744073709551615", "f", "v"), sc("XADD", "s", "12-*", "f", "v"),
+		sc("XADD", "s", "13-*", "f", "v"), sc("XADD", "s", "99999999999999-5", "f", "v"), sc("XADD", "s", "*", "f", "v"),
+		sc("XADD", "s", "*", "f", "v", "g", "w"), sc("XADD", "s", "99999999999999", "f", "v"),
+		sc("XADD", "s", maxID, "f", "v"), sc("XADD", "s", "*", "f", "v"), sc("XADD", "s", "18446744073709551615-*", "f", "v"),
+		sc("XADD", "s", "1-*", "f", "v"), sc("XADD", "s", "0-0", "f", "v"), sc("XLEN", "s"), sc("XRANGE", "s", "-", "+"),
+		sc("XINFO", "STREAM", "s"),
+	}},
+	{"xadd fields", [][]string{
+		sc("XADD", "s", "1", "f", "v", "g"), sc("XADD", "s", "1", "f"), sc("XADD", "s", "*", "f", "v", "g"),
+		sc("XADD", "s", "NOMKSTREAM", "*", "f"), sc("XADD", "s", "MAXLEN", "1", "*", "f", "v", "x"),
+		sc("XADD", "s", "NOMKSTREAM", "NOMKSTREAM", "NOMKSTREAM"), sc("XADD", "s", "MAXLEN", "1", "NOMKSTREAM"),
+		sc("EXISTS", "s"), sc("XADD", "s", "1", "", ""), sc("XADD", "s", "2", "\x00bin\xff", "\r\n"),
+		sc("XADD", "s", "3", "f", "1", "g", "-2", "h", "3.5"), sc("XADD", "s", "4", "f", "1", "g", "-2", "h", "3.5"),
+		sc("XADD", "s", "5", "f", "x", "f", "y"), sc("XADD", "s", "6", "g", "x"), sc("XADD", "s", "7", "1", "2"),
+		sc("XADD", "s", "8", "MAXLEN", "5"), sc("XADD", "s", "9", strings.Repeat("k", 300), strings.Repeat("v", 5000)),
+		sc("XRANGE", "s", "-", "+"), sc("XREVRANGE", "s", "+", "-"), sc("XLEN", "s"), sc("XINFO", "STREAM", "s"),
+		sc("XINFO", "STREAM", "s", "FULL"),
+	}},
+	{"xadd options", [][]string{
+		sc("XADD", "s", "NOMKSTREAM", "*", "f", "v"), sc("EXISTS", "s"), sc("XADD", "s", "nomkstream", "1-1", "f", "v"),
+		sc("XADD", "s", "1-1", "f", "v"), sc("XADD", "s", "NOMKSTREAM", "2-1", "f", "v"),
+		sc("XADD", "s", "NoMkStream", "nomkstream", "3-1", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "2", "4-1", "f", "v"), sc("XRANGE", "s", "-", "+"),
+		sc("XADD", "s", "maxlen", "=", "2", "5-1", "f", "v"), sc("XADD", "s", "MAXLEN", "~", "1", "6-1", "f", "v"),
+		sc("XLEN", "s"), sc("XADD", "s", "MAXLEN", "-1", "*", "f", "v"), sc("XADD", "s", "MAXLEN", "x", "*", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "~", "x", "*", "f", "v"), sc("XADD", "s", "MAXLEN", "~", "7-1", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "=", "-5", "7-1", "f", "v"), sc("XADD", "s", "MAXLEN", "~~", "1", "7-1", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "1", "MINID", "1", "*", "f", "v"), sc("XADD", "s", "MINID", "1", "MAXLEN", "1", "*", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "1", "MAXLEN", "1", "*", "f", "v"), sc("XADD", "s", "LIMIT", "10", "*", "f", "v"),
+		sc("XADD", "s", "LIMIT", "0", "*", "f", "v"), sc("XADD", "s", "MAXLEN", "2", "LIMIT", "10", "*", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "=", "2", "LIMIT", "0", "*", "f", "v"), sc("XADD", "s", "LIMIT", "-1", "*", "f", "v"),
+		sc("XADD", "s", "LIMIT", "x", "MAXLEN", "1", "*", "f", "v"), sc("XADD", "s", "MINID", "x", "*", "f", "v"),
+		sc("XADD", "s", "MINID", "-", "*", "f", "v"), sc("XADD", "s", "MINID", "+", "*", "f", "v"),
+		sc("XADD", "s", "MINID", "~", "(5", "*", "f", "v"), sc("XADD", "s", "MAXLEN", "~", "1", "LIMIT", "10", "7-1", "f", "v"),
+		sc("XADD", "s", "LIMIT", "10", "MAXLEN", "~", "1", "8-1", "f", "v"), sc("XLEN", "s"),
+		sc("XADD", "s", "MINID", "8", "9-1", "f", "v"), sc("XRANGE", "s", "-", "+"),
+		sc("XADD", "s", "MINID", "=", "9-1", "10-1", "f", "v"), sc("XADD", "s", "minid", "~", "10-1", "11-1", "f", "v"),
+		sc("XADD", "s", "MINID", "12", "NOMKSTREAM", "12-1", "f", "v"), sc("XRANGE", "s", "-", "+"),
+		sc("XADD", "s", "MAXLEN", "0", "13-1", "f", "v"), sc("XLEN", "s"), sc("EXISTS", "s"), sc("XINFO", "STREAM", "s"),
+		sc("XADD", "s", "MAXLEN\x00x", "0", "14-1", "f", "v"), sc("XADD", "s", "MAXLEN", "~\x00", "0", "15-1", "f", "v"),
+		sc("XADD", "s", "*\x00", "f", "v", "LIMIT"), sc("XADD", "s", "MAXLEN", "0", "LIMIT", "5"),
+		sc("XADD", "n", "MAXLEN", "0", "1-1", "f", "v"), sc("EXISTS", "n"), sc("XINFO", "STREAM", "n"),
+		sc("XADD", "s", "MAXLEN", "9223372036854775807", "16-1", "f", "v"),
+		sc("XADD", "s", "MAXLEN", "9223372036854775808", "17-1", "f", "v"), sc("XADD", "s", "MAXLEN", "1.5", "17-1", "f", "v"),
+		sc("XADD", "s", "LIMIT", "9223372036854775807", "MINID", "~", "0", "18-1", "f", "v"),
+	}},
+	{"xrange", [][]string{
+		sc("XADD", "s", "1-0", "a", "1"), sc("XADD", "s", "1-1", "a", "2", "b", "3"), sc("XADD", "s", "1-2", "a", "4"),
+		sc("XADD", "s", "1-5", "c", "5"), sc("XADD", "s", "2-0", "a", ""), sc("XADD", "s", "3-3", "x", "y"),
+		sc("XADD", "s", "5-0", "a", "z"), sc("XADD", "s", "18446744073709551615-0", "m", "x"),
+		sc("XRANGE", "s", "-", "+"), sc("XRANGE", "s", "1", "1"), sc("XRANGE", "s", "1-2", "2"), sc("XRANGE", "s", "(1-2", "+"),
+		sc("XRANGE", "s", "-", "(2-0"), sc("XRANGE", "s", "(1", "(2"), sc("XRANGE", "s", "(1-0", "(1-5"),
+		sc("XRANGE", "s", "(-", "+"), sc("XRANGE", "s", "-", "(+"), sc("XRANGE", "s", "(", "+"), sc("XRANGE", "s", "-", "("),
+		sc("XRANGE", "s", "("+maxID, "+"), sc("XRANGE", "s", "-", "(0-0"), sc("XRANGE", "s", "-", "(0"),
+		sc("XRANGE", "s", "(18446744073709551615", "+"), sc("XRANGE", "s", "(18446744073709551614", "+"),
+		sc("XRANGE", "s", "+", "-"), sc("XRANGE", "s", "3", "2"), sc("XRANGE", "s", "-", "+", "COUNT", "2"),
+		sc("XRANGE", "s", "-", "+", "COUNT", "0"), sc("XRANGE", "s", "-", "+", "COUNT", "-1"),
+		sc("XRANGE", "s", "-", "+", "COUNT", "x"), sc("XRANGE", "s", "-", "+", "COUNT"), sc("XRANGE", "s", "-", "+", "FOO"),
+		sc("XRANGE", "s", "-", "+", "count", "1", "COUNT", "3"), sc("XRANGE", "s", "-", "+", "COUNT", "1", "FOO", "1"),
+		sc("XRANGE", "s", "-", "+", "COUNT", "9223372036854775807"), sc("XRANGE", "s", "-", "+", "COUNT", "9223372036854775808"),
+		sc("XREVRANGE", "s", "+", "-"), sc("XREVRANGE", "s", "+", "-", "COUNT", "2"), sc("XREVRANGE", "s", "(3-3", "(1-1"),
+		sc("XREVRANGE", "s", "-", "+"), sc("XREVRANGE", "s", "2", "1"), sc("XREVRANGE", "s", "(0-0", "-"),
+		sc("XREVRANGE", "s", "+", "("+maxID), sc("XREVRANGE", "s", "+", "-", "COUNT", "0"),
+		sc("XREVRANGE", "s", "5", "1-1", "COUNT", "3"), sc("XREVRANGE", "s", "(5", "(1"),
+		sc("XRANGE", "nokey", "-", "+"), sc("XRANGE", "nokey", "-", "+", "COUNT", "0"), sc("XRANGE", "nokey", "bad", "+"),
+		sc("XRANGE", "nokey", "-", "+", "COUNT", "x"), sc("XREVRANGE", "nokey", "+", "-"), sc("XRANGE", "s", "1-x", "+"),
+		sc("XRANGE", "s", "-", "1-x"), sc("XRANGE", "s", "x", "y"), sc("XRANGE", "s", "(x", "+"), sc("XRANGE", "s", "-"),
+		sc("XRANGE", "s", "0", "0"), sc("XRANGE", "s", " 1", "+"), sc("XRANGE", "s", "((1", "+"),
+		sc("XRANGE", "s", strings.Repeat("0", 127), "+"), sc("XRANGE", "s", strings.Repeat("0", 128), "+"),
+	}},
+	{"xdel", [][]string{
+		sc("XDEL", "nokey", "bad"), sc("XDEL", "nokey", "1-1"), sc("XADD", "s", "1-0", "a", "1"), sc("XADD", "s", "1-1", "a", "2"),
+		sc("XADD", "s", "2-0", "a", "3"), sc("XADD", "s", "3-0", "b", "4"), sc("XADD", "s", "4-0", "a", "5"),
+		sc("XDEL", "s", "bad", "1-1"), sc("XDEL", "s", "1-1", "bad"), sc("XLEN", "s"), sc("XDEL", "s", "-"), sc("XDEL", "s", "+"),
+		sc("XDEL", "s", "1-1", "1-1", "9-0"), sc("XINFO", "STREAM", "s"), sc("XDEL", "s", "1"), sc("XINFO", "STREAM", "s"),
+		sc("XDEL", "s", "3-0"), sc("XINFO", "STREAM", "s"), sc("XRANGE", "s", "-", "+"), sc("XDEL", "s", "2-0", "4-0"),
+		sc("XLEN", "s"), sc("EXISTS", "s"), sc("XINFO", "STREAM", "s"), sc("XINFO", "STREAM", "s", "FULL"),
+		sc("XADD", "s", "4-0", "a", "1"), sc("XADD", "s", "5-0", "a", "1"), sc("XINFO", "STREAM", "s"),
+		sc("XDEL", "s", "(5-0"), sc("XDEL", "s", "5-0", "5"), sc("XDEL", "s"),
+	}},
+	{"xtrim", [][]string{
+		sc("XTRIM", "nokey", "MAXLEN", "0"), sc("XTRIM", "nokey", "MAXLEN", "x"), sc("XTRIM", "s", "MAXLEN"),
+		sc("XTRIM", "s", "FOO", "1"), sc("XTRIM", "s", "LIMIT", "10"), sc("XTRIM", "s", "LIMIT", "0", "x"),
+		sc("XTRIM", "s", "LIMIT", "0", "MAXLEN", "1"), sc("XTRIM", "s", "MAXLEN", "1", "LIMIT", "1"),
+		sc("XTRIM", "s", "NOMKSTREAM", "MAXLEN", "1"), sc("XTRIM", "s", "MAXLEN", "1", "*"),
+		sc("XTRIM", "s", "MAXLEN", "1", "MINID", "1"), sc("XTRIM", "s", "MINID", "bad"), sc("XTRIM", "s", "MAXLEN", "-1"),
+		sc("XTRIM", "s", "MAXLEN", "~", "1", "LIMIT", "-1"), sc("XTRIM", "s", "MAXLEN", "~"), sc("XTRIM", "s", "MINID", "~"),
+		sc("XTRIM", "s", "MAXLEN", "1", "LIMIT"), sc("XTRIM", "s", "LIMIT", "1", "LIMIT", "2"),
+		sc("XADD", "s", "1-0", "a", "1"), sc("XADD", "s", "2-0", "a", "2"), sc("XADD", "s", "3-0", "a", "3"),
+		sc("XADD", "s", "4-0", "a", "4"), sc("XADD", "s", "5-0", "a", "5"), sc("XADD", "s", "6-0", "a", "6"),
+		sc("XTRIM", "s", "MAXLEN", "10"), sc("XTRIM", "s", "MAXLEN", "~", "2"), sc("XTRIM", "s", "MAXLEN", "5"),
+		sc("XTRIM", "s", "maxlen", "=", "4"), sc("XRANGE", "s", "-", "+"), sc("XINFO", "STREAM", "s"),
+		sc("XTRIM", "s", "MINID", "4"), sc("XTRIM", "s", "MINID", "~", "6"), sc("XTRIM", "s", "MINID", "=", "5-0"),
+		sc("XTRIM", "s", "MINID", "4"), sc("XRANGE", "s", "-", "+"), sc("XINFO", "STREAM", "s"),
+		sc("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "0"), sc("XLEN", "s"), sc("XTRIM", "s", "MAXLEN", "0"),
+		sc("XLEN", "s"), sc("EXISTS", "s"), sc("XINFO", "STREAM", "s"), sc("XTRIM", "s", "MINID", "+"),
+		sc("XTRIM", "s", "MINID", "18446744073709551615"), sc("XADD", "s", "7", "a", "7"), sc("XADD", "s", "8", "a", "8"),
+		sc("XTRIM", "s", "MINID", "18446744073709551615"), sc("XINFO", "STREAM", "s"),
+		sc("SET", "str", "x"), sc("XTRIM", "str", "MAXLEN", "x"), sc("XTRIM", "str", "MAXLEN", "1"),
+	}},
+	{"xsetid", [][]string{
+		sc("XSETID", "nokey", "bad"), sc("XSETID", "nokey", "1-1", "ENTRIESADDED"), sc("XSETID", "nokey", "1-1"),
+		sc("XSETID", "nokey", "1-1", "ENTRIESADDED", "-1"), sc("XSETID", "nokey", "1-1", "ENTRIESADDED", "x"),
+		sc("XSETID", "nokey", "1-1", "MAXDELETEDID", "2-0"), sc("XSETID", "nokey", "1-1", "MAXDELETEDID", "bad"),
+		sc("XSETID", "nokey", "1-1", "FOO", "1"), sc("XSETID", "nokey", "-"), sc("XSETID", "nokey", "+"),
+		sc("XADD", "e", "1-0", "f", "v"), sc("XADD", "e", "5-0", "f", "v"), sc("XADD", "e", "6-0", "f", "v"),
+		sc("XDEL", "e", "5-0"), sc("XSETID", "e", "4-0"), sc("XSETID", "e", "5-0"), sc("XSETID", "e", "6-0", "ENTRIESADDED", "1"),
+		sc("XSETID", "e", "7-0", "ENTRIESADDED", "2", "MAXDELETEDID", "0-0"), sc("XINFO", "STREAM", "e"),
+		sc("XSETID", "e", "8-0", "MAXDELETEDID", "1"), sc("XSETID", "e", "9-0", "maxdeletedid", "2", "entriesadded", "9", "ENTRIESADDED", "4"),
+		sc("XINFO", "STREAM", "e"), sc("XSETID", "e", "9-0", "FOO"), sc("XSETID", "e", "9-0", "ENTRIESADDED", "x"),
+		sc("XSETID", "e", "9", "MAXDELETEDID", "9-1"), sc("XSETID", "e", "9-1", "MAXDELETEDID", "9-1"),
+		sc("XADD", "e", "9-1", "f", "v"), sc("XADD", "e", "9-*", "f", "v"), sc("XDEL", "e", "1-0", "6-0", "9-2"),
+		sc("XINFO", "STREAM", "e"), sc("XSETID", "e", "1-0"), sc("XSETID", "e", "0-0", "ENTRIESADDED", "0"),
+		sc("XINFO", "STREAM", "e"), sc("XADD", "e", "0-*", "f", "v"), sc("XSETID", "e", maxID), sc("XADD", "e", "*", "f", "v"),
+		sc("XSETID", "e", "9223372036854775808"), sc("XSETID", "e", "1-1", "ENTRIESADDED", "9223372036854775807"),
+		sc("SET", "str", "x"), sc("XSETID", "str", "1-1"), sc("XSETID", "str", "bad"), sc("XSETID", "str", "1", "FOO"),
+	}},
+	{"xinfo", [][]string{
+		sc("XINFO", "HELP"), sc("xinfo", "help"), sc("XINFO", "HELP", "x"), sc("XINFO"), sc("XINFO", "FOO"),
+		sc("XINFO", "FOO", "s"), sc("XINFO", "STREAM"), sc("XINFO", "STREAM", "nokey"), sc("XINFO", "STREAM", "nokey", "FULL", "x"),
+		sc("XADD", "s", "1-1", "a", "1"), sc("XADD", "s", "1-2", "a", "2", "b", "3"), sc("XADD", "s", "2-1", "c", "4"),
+		sc("XINFO", "STREAM", "s"), sc("xinfo", "stream", "s", "full"), sc("XINFO", "STREAM", "s", "FULL", "COUNT", "1"),
+		sc("XINFO", "STREAM", "s", "FULL", "COUNT", "0"), sc("XINFO", "STREAM", "s", "FULL", "COUNT", "-5"),
+		sc("XINFO", "STREAM", "s", "FULL", "COUNT", "x"), sc("XINFO", "STREAM", "s", "FULL", "x"),
+		sc("XINFO", "STREAM", "s", "FULL", "COUNT"), sc("XINFO", "STREAM", "s", "FOO"), sc("XINFO", "Stream", "s", "foo"),
+		sc("XINFO", "STREAM", "s", "FULL", "COUNT", "1", "x"), sc("XINFO", "STREAM", "s", "FULL", "FULL", "1"),
+		sc("XINFO", "STREAM", "s", "FULL\x00x"), sc("XINFO", "STREAM", "s", "COUNT", "1", "FULL"),
+		sc("XDEL", "s", "1-1", "1-2", "2-1"), sc("XINFO", "STREAM", "s"), sc("XINFO", "STREAM", "s", "FULL"),
+		sc("SET", "str", "x"), sc("XINFO", "STREAM", "str"), sc("XINFO", "STREAM", "str", "FULL", "x"),
+	}},
+	{"wrongtype", [][]string{
+		sc("SET", "str", "x"), sc("XADD", "str", "*", "f", "v"), sc("XADD", "str", "NOMKSTREAM", "*", "f", "v"),
+		sc("XADD", "str", "0-0", "f", "v"), sc("XADD", "str", "bad", "f", "v"), sc("XADD", "str", "*", "f"),
+		sc("XLEN", "str"), sc("XRANGE", "str", "-", "+"), sc("XRANGE", "str", "-", "+", "COUNT", "0"),
+		sc("XRANGE", "str", "bad", "+"), sc("XREVRANGE", "str", "+", "-"), sc("XDEL", "str", "1-1"), sc("XDEL", "str", "bad"),
+		sc("XTRIM", "str", "MAXLEN", "0"), sc("XSETID", "str", "1-1"), sc("XINFO", "STREAM", "str"),
+		sc("RPUSH", "l", "a"), sc("XADD", "l", "*", "f", "v"), sc("XLEN", "l"), sc("XRANGE", "l", "-", "+"),
+		sc("XADD", "s", "1-1", "f", "v"), sc("GET", "s"), sc("LPUSH", "s", "a"), sc("LLEN", "s"), sc("APPEND", "s", "x"),
+		sc("INCR", "s"), sc("SETBIT", "s", "1", "1"), sc("PFADD", "s", "a"), sc("LRANGE", "s", "0", "-1"),
+		sc("BITCOUNT", "s"), sc("STRLEN", "s"), sc("GETRANGE", "s", "0", "1"), sc("MGET", "s"), sc("GETDEL", "s"),
+		sc("SET", "s", "x", "GET"), sc("XLEN", "s"), sc("SET", "s", "now a string"), sc("TYPE", "s"), sc("XLEN", "s"),
+	}},
+	{"keyspace", [][]string{
+		sc("XADD", "s", "1-1", "a", "1"), sc("XADD", "s", "2-1", "b", "2"), sc("TYPE", "s"), sc("OBJECT", "ENCODING", "s"),
+		sc("OBJECT", "REFCOUNT", "s"), sc("EXISTS", "s"), sc("EXPIRE", "s", "100"), sc("TTL", "s"),
+		sc("COPY", "s", "{s}c"), sc("XADD", "s", "3-1", "c", "3"), sc("XDEL", "{s}c", "1-1"), sc("XRANGE", "s", "-", "+"),
+		sc("XRANGE", "{s}c", "-", "+"), sc("XINFO", "STREAM", "s"), sc("XINFO", "STREAM", "{s}c"), sc("TYPE", "{s}c"),
+		sc("TTL", "{s}c"), sc("COPY", "s", "{s}c"), sc("COPY", "s", "{s}c", "REPLACE"), sc("XINFO", "STREAM", "{s}c", "FULL"),
+		sc("RENAME", "s", "{s}r"), sc("EXISTS", "s"), sc("XRANGE", "{s}r", "-", "+"), sc("TTL", "{s}r"),
+		sc("XADD", "{s}r", "4-1", "d", "4"), sc("XLEN", "{s}r"), sc("RENAMENX", "{s}r", "{s}c"), sc("SET", "{s}x", "str"),
+		sc("RENAME", "{s}x", "{s}r"), sc("TYPE", "{s}r"), sc("RENAME", "{s}c", "{s}r"), sc("TYPE", "{s}r"),
+		sc("XLEN", "{s}r"), sc("DEL", "{s}r"), sc("EXISTS", "{s}r", "{s}c"), sc("XADD", "s", "1-1", "f", "v"),
+		sc("UNLINK", "s"), sc("EXISTS", "s"), sc("XADD", "s", "1-1", "f", "v"), sc("XDEL", "s", "1-1"), sc("TYPE", "s"),
+		sc("OBJECT", "ENCODING", "s"), sc("SCAN", "0", "TYPE", "stream", "COUNT", "1000"), sc("SCAN", "0", "TYPE", "STREAM", "COUNT", "1000"),
+		sc("EXPIRE", "s", "0"), sc("EXISTS", "s"), sc("XLEN", "s"),
+	}},
+}
+
+func TestDiffStreams(t *testing.T) { runStreamScripts(t, streamScripts) }
+
+// runStreamScripts runs each script on a fresh pair, over RESP2 and then
+// over RESP3 (flushing in between).
+func runStreamScripts(t *testing.T, scripts []strScript) {
+	t.Helper()
+	for _, s := range scripts {
+		t.Run(s.name, func(t *testing.T) {
+			p := difftest.Start(t)
+			for _, proto := range []int{2, 3} {
+				p.Flush(t)
+				for _, args := range s.steps {
+					p.DoProto(t, proto, args...)
+				}
+			}
+		})
+	}
+}
+
+// streamValue is an entry's value of i, of varied sizes (and some
+// integers, which listpacks store as integers).
+func streamValue(i int) string {
+	switch i % 9 {
+	case 0:
+		return strings.Repeat("v", (i*37)%700)
+	case 1:
+		return strconv.Itoa(i * 1000003)
+	case 2:
+		return ""
+	case 3:
+		return strings.Repeat("w", 60+i%10)
+	case 4:
+		return "-" + strconv.Itoa(i)
+	default:
+		return "val" + strconv.Itoa(i)
+	}
+}
+
+// addStreamEntries adds n entries to key from id ms first on, with
+// changing field sets (so some entries repeat their node's master fields
+// and some do not) and sizes that make nodes end on bytes and on counts.
+func addStreamEntries(t *testing.T, c *difftest.ConnPair, key string, first, n, step int) {
+	t.Helper()
+	for i := range n {
+		ms := first + i*step
+		args := []string{"XADD", key, strconv.Itoa(ms) + "-" + strconv.Itoa(i%3)}
+		switch i % 5 {
+		case 0, 1, 2:
+			args = append(args, "f", streamValue(i), "g", streamValue(i+1))
+		case 3:
+			args = append(args, "f", streamValue(i))
+		default:
+			args = append(args, "f", streamValue(i), "h"+strconv.Itoa(i%4), strconv.Itoa(i))
+		}
+		c.Do(t, args...)
+	}
+}
+
+// TestDiffStreamsLong covers streams of hundreds of entries of mixed
+// sizes: Redis's node boundaries (100 entries or 4096 listpack bytes) show
+// in XINFO's radix-tree-keys and radix-tree-nodes and in what the "~"
+// trims, which only drop whole nodes, leave.
+func TestDiffStreamsLong(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Flush(t)
+		c := p.NewConnProto(t, proto)
+		info := func(key string) { c.Do(t, "XINFO", "STREAM", key) }
+		addStreamEntries(t, c, "s", 1, 700, 1)
+		info("s")
+		c.Do(t, "XLEN", "s")
+		c.Do(t, "XRANGE", "s", "-", "+")
+		c.Do(t, "XREVRANGE", "s", "+", "-", "COUNT", "150")
+		for _, b := range [][2]string{{"100", "300"}, {"(250-0", "(260"}, {"99", "101"}, {"650-1", "+"}} {
+			c.Do(t, "XRANGE", "s", b[0], b[1])
+			c.Do(t, "XREVRANGE", "s", b[1], b[0], "COUNT", "7")
+		}
+		for _, m := range []string{"650", "600", "512", "500", "333", "100", "1"} {
+			c.Do(t, "XTRIM", "s", "MAXLEN", "~", m)
+			info("s")
+		}
+		c.Do(t, "XTRIM", "s", "MAXLEN", "~", "50", "LIMIT", "100")
+		info("s")
+		c.Do(t, "XTRIM", "s", "MAXLEN", "~", "50", "LIMIT", "0")
+		info("s")
+		c.Do(t, "XTRIM", "s", "MAXLEN", "77")
+		info("s")
+		c.Do(t, "XRANGE", "s", "-", "+")
+
+		// MINID, approximate and exact, and LIMIT cutting between nodes.
+		addStreamEntries(t, c, "m", 1000, 900, 3)
+		info("m")
+		for _, id := range []string{"1100", "1500-1", "2000", "2400-2", "2700", "3500"} {
+			c.Do(t, "XTRIM", "m", "MINID", "~", id, "LIMIT", "150")
+			info("m")
+			c.Do(t, "XTRIM", "m", "MINID", "~", id)
+			info("m")
+		}
+		c.Do(t, "XTRIM", "m", "MINID", "3000-1")
+		info("m")
+		c.Do(t, "XTRIM", "m", "MINID", "~", "100000")
+		info("m")
+
+		// XADD's own trimming, appending past node boundaries.
+		for i := range 400 {
+			args := []string{"XADD", "a", "MAXLEN", "~", "120", strconv.Itoa(i+1) + "-0", "f", streamValue(i)}
+			if i%50 == 49 {
+				args = []string{"XADD", "a", "MINID", "~", strconv.Itoa(i - 150), strconv.Itoa(i+1) + "-0", "f", streamValue(i)}
+			}
+			c.Do(t, args...)
+			if i%37 == 0 {
+				info("a")
+			}
+		}
+		info("a")
+		c.Do(t, "XINFO", "STREAM", "a", "FULL", "COUNT", "0")
+
+		// Deletions: tombstones count towards a node's 100 entries, an
+		// emptied node goes, a trim inside a node leaves it however empty.
+		addStreamEntries(t, c, "d", 1, 450, 1)
+		for i := 1; i <= 450; i += 3 {
+			c.Do(t, "XDEL", "d", strconv.Itoa(i)+"-"+strconv.Itoa((i-1)%3))
+		}
+		info("d")
+		args := []string{"XDEL", "d"}
+		for i := 101; i <= 260; i++ {
+			args = append(args, strconv.Itoa(i)+"-"+strconv.Itoa((i-1)%3))
+		}
+		c.Do(t, args...)
+		info("d")
+		addStreamEntries(t, c, "d", 1000, 150, 1)
+		info("d")
+		c.Do(t, "XTRIM", "d", "MINID", "300")
+		info("d")
+		c.Do(t, "XTRIM", "d", "MAXLEN", "~", "100")
+		info("d")
+		c.Do(t, "XRANGE", "d", "-", "+")
+		c.Do(t, "XINFO", "STREAM", "d", "FULL", "COUNT", "5")
+	}
+}
+
+// TestDiffStreamsRaxNodes checks XINFO's radix-tree-nodes on node master
+// ids that share prefixes irregularly: ids far apart, near, with big
+// sequences, added and removed in different orders.
+func TestDiffStreamsRaxNodes(t *testing.T) {
+	p := difftest.Start(t)
+	c := p.NewConn(t)
+	big := []uint64{0, 1, 255, 256, 65535, 65536, 1 << 24, 1 << 32, 1<<40 + 7, 1 << 48, 1<<56 + 255, 1<<63 + 1, 1<<64 - 2}
+	var ids []string
+	for _, ms := range big {
+		for _, seq := range []uint64{1, 2, 300, 1 << 33} {
+			ids = append(ids, fmt.Sprintf("%d-%d", ms, seq))
+		}
+	}
+	// One entry of 4 KB makes every XADD start a node: the rax keys are
+	// exactly these ids.
+	fat := strings.Repeat("x", 4096)
+	for _, id := range ids {
+		c.Do(t, "XADD", "r", id, "f", fat)
+		c.Do(t, "XINFO", "STREAM", "r")
+	}
+	for i := len(ids) - 1; i >= 0; i -= 3 {
+		c.Do(t, "XDEL", "r", ids[i])
+		c.Do(t, "XINFO", "STREAM", "r")
+	}
+	for i := 0; i < len(ids); i += 2 {
+		c.Do(t, "XDEL", "r", ids[i])
+		c.Do(t, "XINFO", "STREAM", "r")
+	}
+	c.Do(t, "XTRIM", "r", "MAXLEN", "3")
+	c.Do(t, "XINFO", "STREAM", "r")
+	c.Do(t, "XTRIM", "r", "MAXLEN", "0")
+	c.Do(t, "XINFO", "STREAM", "r")
+}
+
+// TestDiffStreamsWatch: stream writes touch WATCHers as Redis's
+// signalModifiedKey does; refused writes, those that change nothing (XDEL
+// or XTRIM removing nothing) and, in 7.0.15, XSETID do not.
+func TestDiffStreamsWatch(t *testing.T) {
+	p := difftest.Start(t)
+	a, b := p.NewConn(t), p.NewConn(t)
+	for _, change := range [][]string{
+		{"XADD", "s", "9-0", "f", "v"}, {"XADD", "s", "1-0", "f", "v"}, {"XADD", "s", "NOMKSTREAM", "9-0", "f", "v"},
+		{"XDEL", "s", "1-1"}, {"XDEL", "s", "8-8"}, {"XTRIM", "s", "MAXLEN", "1"}, {"XTRIM", "s", "MAXLEN", "5"},
+		{"XTRIM", "s", "MAXLEN", "~", "1"}, {"XSETID", "s", "10-0"}, {"XSETID", "s", "1-0"}, {"XLEN", "s"},
+		{"XRANGE", "s", "-", "+"}, {"XINFO", "STREAM", "s"}, {"XADD", "s", "MAXLEN", "0", "9-0", "f", "v"},
+	} {
+		a.Do(t, "DEL", "s")
+		a.Do(t, "XADD", "s", "1-1", "f", "v")
+		a.Do(t, "XADD", "s", "1-2", "f", "v")
+		a.Do(t, "WATCH", "s")
+		t.Logf("change: %q", change)
+		b.Do(t, change...)
+		a.Do(t, "MULTI")
+		a.Do(t, "XLEN", "s")
+		a.Do(t, "EXEC")
+	}
+	// A stream made by XADD on a watched missing key.
+	a.Do(t, "DEL", "n")
+	a.Do(t, "WATCH", "n")
+	b.Do(t, "XADD", "n", "1-1", "f", "v")
+	a.Do(t, "MULTI")
+	a.Do(t, "XLEN", "n")
+	a.Do(t, "EXEC")
+}
+
+// TestDiffStreamsStats compares keyspace hits and misses and
+// rdb_changes_since_last_save after each stream command.
+func TestDiffStreamsStats(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do(t, "CONFIG", "RESETSTAT")
+	p.Do(t, "SET", "str", "x")
+	cmds := [][]string{
+		sc("XADD", "s", "1-1", "f", "v"), sc("XADD", "s", "1-2", "f", "v", "g", "w"), sc("XADD", "s", "1-1", "f", "v"),
+		sc("XADD", "n", "NOMKSTREAM", "*", "f", "v"), sc("XADD", "s", "MAXLEN", "1", "2-1", "f", "v"),
+		sc("XADD", "s", "3-1", "f", "v"), sc("XADD", "s", "4-1", "f", "v"), sc("XLEN", "s"), sc("XLEN", "n"),
+		sc("XLEN", "str"), sc("XRANGE", "s", "-", "+"), sc("XRANGE", "n", "-", "+"), sc("XRANGE", "s", "-", "+", "COUNT", "0"),
+		sc("XREVRANGE", "s", "+", "-"), sc("XRANGE", "s", "bad", "+"), sc("XDEL", "s", "3-1", "4-1", "9-9"), sc("XDEL", "s", "9-9"),
+		sc("XDEL", "n", "1-1"), sc("XADD", "s", "5-1", "f", "v"), sc("XADD", "s", "6-1", "f", "v"),
+		sc("XTRIM", "s", "MAXLEN", "1"), sc("XTRIM", "s", "MAXLEN", "1"), sc("XTRIM", "n", "MAXLEN", "1"),
+		sc("XSETID", "s", "9-9"), sc("XSETID", "n", "9-9"), sc("XSETID", "s", "1-1"), sc("XINFO", "STREAM", "s"),
+		sc("XINFO", "STREAM", "n"), sc("XINFO", "STREAM", "s", "FULL"), sc("XINFO", "STREAM", "str"), sc("XINFO", "HELP"),
+	}
+	for _, c := range cmds {
+		counters := func() [3][2]string {
+			var out [3][2]string
+			for i, f := range []string{"keyspace_hits", "keyspace_misses", "rdb_changes_since_last_save"} {
+				sec := "stats"
+				if i == 2 {
+					sec = "persistence"
+				}
+				out[i][0], out[i][1] = infoBoth(t, p, sec, f)
+			}
+			return out
+		}
+		before := counters()
+		p.Do(t, c...)
+		after := counters()
+		for i, name := range []string{"hits", "misses", "changes"} {
+			if r, n := delta(after[i][0], before[i][0]), delta(after[i][1], before[i][1]); r != n {
+				t.Errorf("after %q: %s moved by %s in redis, %s in the node", c, name, r, n)
+			}
+		}
+	}
+}
+
+// TestDiffStreamsMemoryUsage: MEMORY USAGE of a stream is a number (the
+// node's own estimate, not Redis's bytes), and nil for a missing key.
+func TestDiffStreamsMemoryUsage(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do(t, "XADD", "s", "1-1", "f", "v")
+	for _, args := range [][]string{{"MEMORY", "USAGE", "s"}, {"MEMORY", "USAGE", "s", "SAMPLES", "0"}} {
+		a, b := p.Both(t, args...)
+		if a.Kind != difftest.Integer || b.Kind != difftest.Integer || b.Int <= 0 {
+			t.Errorf("%q: redis %s, node %s", args, a, b)
+		}
+	}
+	p.Do(t, "MEMORY", "USAGE", "nokey")
+}
