@@ -57,5 +57,6 @@ func Handlers() map[string]Handler {
 	registerBitfield(h)
 	registerLists(h)
 	registerStreams(h)
+	registerStreamGroups(h)
 	return h
 }
