@@ -635,3 +635,30 @@ func maskSeenTime(t *testing.T, a, b *difftest.Value) {
 		maskSeenTime(t, x, y)
 	}
 }
+
+// TestDiffStreamsApproxDefaultLimit: a "~" trim without LIMIT removes at
+// most 100 nodes' worth (10000 entries); LIMIT 0 lifts that.
+func TestDiffStreamsApproxDefaultLimit(t *testing.T) {
+	p := difftest.Start(t)
+	c := p.NewConn(t)
+	var batch []byte
+	for i := 1; i <= 23000; i++ {
+		batch = difftest.AppendCommand(batch, []byte("XADD"), []byte("big"), []byte(strconv.Itoa(i)+"-0"), []byte("f"), []byte("v"))
+	}
+	for _, conn := range []*difftest.Conn{c.Redis, c.Node} {
+		if err := conn.WriteRaw(batch); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 23000; i++ {
+			if v, err := conn.Receive(); err != nil || v.Kind != difftest.Bulk {
+				t.Fatalf("XADD %d: %s %v", i, v, err)
+			}
+		}
+	}
+	c.Do(t, "XTRIM", "big", "MAXLEN", "~", "0")
+	c.Do(t, "XINFO", "STREAM", "big")
+	c.Do(t, "XADD", "big", "MAXLEN", "~", "0", "23001-0", "f", "v")
+	c.Do(t, "XINFO", "STREAM", "big")
+	c.Do(t, "XTRIM", "big", "MINID", "~", "30000", "LIMIT", "0")
+	c.Do(t, "XINFO", "STREAM", "big")
+}
