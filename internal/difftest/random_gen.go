@@ -42,6 +42,9 @@ const (
 	// reclaims it, at a moment neither side controls: an integer on one
 	// side and a null on the other is accepted; errors must match.
 	CheckMemory
+	// CheckStream: exact except the idle, seen and delivery times of
+	// stream replies, which may differ by Step.Tolerance (random_stream.go).
+	CheckStream
 )
 
 // Step is one generated command.
@@ -80,6 +83,10 @@ type Gen struct {
 	lingering string
 	pastTime  bool
 	pending   *Step
+	// follow, set by a template, is sent right after the template's
+	// command on the same connection.
+	follow *Step
+	stream streamGen // the streams family's state
 	// excluded are command names ("GETDEL") and container|subcommand
 	// names ("CLIENT|KILL"), upper case, that Next never returns.
 	excluded map[string]bool
@@ -178,6 +185,11 @@ func (g *Gen) Next() (Step, error) {
 		}
 	}
 	st.Conn = conn
+	if g.follow != nil {
+		f := *g.follow
+		f.Conn = conn
+		g.pending, g.follow = &f, nil
+	}
 	if g.lingering != "" {
 		g.pending = &Step{Conn: conn, Args: []string{"EXISTS", g.lingering}}
 		g.lingering = ""
@@ -209,7 +221,7 @@ func (g *Gen) isExcluded(args []string) bool {
 }
 
 func (g *Gen) fromTemplates() Step {
-	g.lingering = ""
+	g.lingering, g.follow = "", nil
 	n := g.rng.IntN(g.total)
 	for _, t := range g.tmpls {
 		if n < t.weight {
@@ -367,6 +379,7 @@ func allFamilies() []family {
 		{"hll", hllTemplates()},
 		{"bitfield", bitfieldTemplates()},
 		{"lists", listTemplates()},
+		{"streams", streamTemplates()},
 	}
 }
 

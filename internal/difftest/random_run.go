@@ -359,6 +359,8 @@ func Same(st Step, a, b Value) bool {
 		if a.Kind == Bulk && b.Kind == Bulk {
 			return InKeySpace(string(b.Str))
 		}
+	case CheckStream:
+		return sameStream(st, a, b)
 	}
 	return Equal(a, b)
 }
@@ -521,7 +523,7 @@ func reproduces(t *testing.T, p *Pair, proto int, steps []Step) bool {
 // The sequence file has one step a line: conn, check, tolerance, then the
 // arguments Go-quoted, e.g.  0 exact 0 "SET" "{a}1" "x".
 
-var checkNames = []string{"exact", "unordered", "approx", "shape", "hello", "scan", "randomkey", "fullscan", "memory"}
+var checkNames = []string{"exact", "unordered", "approx", "shape", "hello", "scan", "randomkey", "fullscan", "memory", "stream"}
 
 func writeSteps(cfg RandomConfig, testName string, steps []Step) (string, error) {
 	dir := cfg.OutDir
