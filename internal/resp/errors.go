@@ -177,3 +177,21 @@ const (
 	ErrXautoclaimMinIdle = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 	ErrXautoclaimCount   = "ERR COUNT must be > 0"
 )
+
+// XREAD and XREADGROUP (node/engine/stream_read.go, node/blocking_stream.go),
+// as Redis 7.0.15's xreadCommand and its blocked-client code word them.
+// XREADGROUP's unbalanced list is also called 'XREAD' there.
+const (
+	ErrXreadTimeoutNotInt   = "ERR timeout is not an integer or out of range"
+	ErrXreadUnbalanced      = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
+	ErrXreadGroupOption     = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+	ErrXreadNoackOption     = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+	ErrXreadgroupNoGroupOpt = "ERR Missing GROUP option for XREADGROUP"
+	ErrXreadgroupNoGroup    = "NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option"
+	ErrXreadgroupDollar     = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."
+	ErrXreadGreaterID       = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+	// A blocked XREADGROUP whose key was deleted or replaced by another
+	// type, or whose group was destroyed.
+	ErrXreadgroupKeyGone   = "UNBLOCKED the stream key no longer exists"
+	ErrXreadgroupGroupGone = "NOGROUP the consumer group this client was blocked on no longer exists"
+)

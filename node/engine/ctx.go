@@ -58,5 +58,6 @@ func Handlers() map[string]Handler {
 	registerLists(h)
 	registerStreams(h)
 	registerStreamGroups(h)
+	registerStreamReads(h)
 	return h
 }

@@ -153,7 +153,17 @@ type Keyspace struct {
 	// to do: XADD added an entry, XGROUP DESTROY removed a group, or the
 	// stream under key was deleted or replaced (blocked XREADGROUP
 	// clients then fail, as in Redis).
+	//
+	// FLUSHALL/FLUSHDB call it with a nil key for every slot they empty:
+	// every key of the slot may have lost its stream.
 	OnStreamReady func(slot uint16, key []byte)
+	// OnStreamLater, when set, is called after OnStreamReady when no
+	// command's own serving step follows: a stream removed by expiry
+	// (the active cycle runs outside commands) or by FLUSHALL/FLUSHDB
+	// (keyless). Like the other hooks it runs with the locks held and must
+	// not take them; the callee serves the slot's blocked readers later,
+	// on its own.
+	OnStreamLater func(slot uint16)
 }
 
 // streamReady reports key to OnStreamReady.
@@ -236,6 +246,9 @@ func (ks *Keyspace) expire(s *Shard, key string, e *Entry) {
 	ks.remove(s, key, e)
 	ks.Stats.ExpiredKeys.Add(1)
 	s.Touch(key)
+	if e.Kind == KindStream && ks.OnStreamLater != nil {
+		ks.OnStreamLater(s.Slot)
+	}
 }
 
 // Set stores e under key (copying key), replacing any old value. It does
@@ -264,6 +277,13 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	}
 	if e.Kind == KindList && ks.OnListPush != nil {
 		ks.OnListPush(s.Slot, key)
+	}
+	if (old != nil && old.Kind == KindStream) || (e.Kind == KindStream && !streamOf(e).LastID().IsZero()) {
+		// A replaced stream fails the blocked XREADGROUPs; a stream stored
+		// with entries (RENAME, COPY) may serve blocked XREADs (Redis's
+		// signalDeletedKeyAsReady and dbAdd's signalKeyAsReady). A new
+		// empty one (XADD's, before its entry) can serve nobody yet.
+		ks.streamReady(s, key)
 	}
 }
 
@@ -309,6 +329,9 @@ func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
 	delete(s.keys, key)
 	if len(s.keys) == 0 {
 		ks.used.remove(s.Slot)
+	}
+	if e.Kind == KindStream && ks.OnStreamReady != nil {
+		ks.OnStreamReady(s.Slot, []byte(key)) // blocked XREADGROUPs fail
 	}
 }
 
@@ -398,6 +421,12 @@ func (ks *Keyspace) Flush(s *Shard) int {
 	}
 	s.keys = nil
 	s.expires = 0
+	if n != 0 && ks.OnStreamReady != nil {
+		ks.OnStreamReady(s.Slot, nil)
+		if ks.OnStreamLater != nil {
+			ks.OnStreamLater(s.Slot)
+		}
+	}
 	return n
 }
 
