@@ -2,6 +2,7 @@ package node
 
 import (
 	"container/list"
+	"sync"
 	"sync/atomic"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -10,7 +11,8 @@ import (
 )
 
 // Blocked clients: BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH, as Redis 7.0's
-// blocked.c and t_list.c run them.
+// blocked.c and t_list.c run them, and XREAD/XREADGROUP with BLOCK on the
+// same waiters (blocking_stream.go says how streams wake them).
 //
 // A blocking command first runs like its non-blocking variant under its
 // slot's shard lock. When every key is empty it registers a waiter, still
@@ -60,9 +62,10 @@ const (
 type blockOp uint8
 
 const (
-	opPop  blockOp = iota // BLPOP, BRPOP: [key, element]
-	opMpop                // BLMPOP: [key, [elements]]
-	opMove                // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
+	opPop    blockOp = iota // BLPOP, BRPOP: [key, element]
+	opMpop                  // BLMPOP: [key, [elements]]
+	opMove                  // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
+	opStream                // XREAD, XREADGROUP with BLOCK (blocking_stream.go)
 )
 
 // blockReq is a parsed blocking command.
@@ -74,6 +77,8 @@ type blockReq struct {
 	dstFront  bool     // opMove pushes at the head
 	count     int      // opMpop's COUNT
 	timeoutMs int64    // 0: forever
+	// xr is opStream's request, its keys and ids resolved (a copy).
+	xr *engine.XReadRequest
 }
 
 // waiter is one blocked client.
@@ -100,6 +105,12 @@ type blocker struct {
 
 	blocked atomic.Int64 // INFO blocked_clients
 	timed   atomic.Int64 // INFO clients_in_timeout_table
+
+	// Slots to serve once the locks are free (blocking_stream.go's
+	// serveLater), and whether a goroutine is serving them.
+	laterMu      sync.Mutex
+	later        []uint16
+	laterRunning bool
 }
 
 // slotWaiters are the queues of one slot.
@@ -209,16 +220,29 @@ func (s *Server) serveBlocked(sh *engine.Shard, now int64) {
 	}
 }
 
-// serveKey hands key's elements to its waiters in FIFO order while the
-// list has any.
+// serveKey serves the waiters of a key that got something: the list
+// waiters while its list has elements, then its stream readers (as Redis
+// serves a ready key's clients by the key's type; readers of a key that
+// is no longer a stream are answered too, see serveStreamKey).
 func (s *Server) serveKey(sh *engine.Shard, sw *slotWaiters, key string, now int64) {
 	bkey := []byte(key)
-	for {
-		q := sw.keys[key]
-		if q == nil || q.Len() == 0 {
-			return
+	s.serveListKey(sh, sw, key, bkey, now)
+	s.serveStreamKey(sh, sw, key, bkey, now)
+}
+
+// serveListKey hands key's elements to its list waiters in FIFO order
+// while the list has any.
+func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bkey []byte, now int64) {
+	q := sw.keys[key]
+	if q == nil {
+		return
+	}
+	for el := q.Front(); el != nil; {
+		w := el.Value.(*waiter)
+		el = el.Next() // w may leave the queue below
+		if w.req.op == opStream {
+			continue
 		}
-		w := q.Front().Value.(*waiter)
 		if w.state.Load() != waitPending {
 			s.blk.unlink(w) // finished meanwhile; its goroutine need not wait for us
 			continue
@@ -231,14 +255,21 @@ func (s *Server) serveKey(sh *engine.Shard, sw *slotWaiters, key string, now int
 		}
 		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
 		s.popFor(&rw, sh, &w.req, bkey, now)
-		w.reply = rw.B
-		s.blk.unlink(w)
-		s.blk.blocked.Add(-1)
-		if w.req.timeoutMs > 0 {
-			s.blk.timed.Add(-1)
-		}
-		close(w.done)
+		s.blk.served(w, rw.B)
 	}
+}
+
+// served completes a waiter the server won (its state is waitServed):
+// it leaves its queues and is woken with reply. The caller holds the
+// waiter's shard.
+func (b *blocker) served(w *waiter, reply []byte) {
+	w.reply = reply
+	b.unlink(w)
+	b.blocked.Add(-1)
+	if w.req.timeoutMs > 0 {
+		b.timed.Add(-1)
+	}
+	close(w.done)
 }
 
 // popFor pops for req from key, which holds a non-empty list, writing the

@@ -21,6 +21,7 @@ func registerBlockingCmds(s *Server, h map[string]func(c *client, args [][]byte)
 	h["brpoplpush"] = s.cmdBrpoplpush
 	h["blmpop"] = s.cmdBlmpop
 	h["client|unblock"] = s.cmdClientUnblock
+	registerStreamBlocking(s, h)
 }
 
 // cmdBpop is BLPOP and BRPOP key [key ...] timeout.
