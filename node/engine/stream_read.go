@@ -206,13 +206,13 @@ func (ks *Keyspace) XRead(w *resp.Writer, s *Shard, req *XReadRequest, now int64
 			g = groups[i]
 			if gt != MaxStreamID {
 				history = true // the consumer's own pending entries
-			} else if last, ok := st.Last(); ok && g.LastID.Less(last) {
+			} else if hasAfter(st, g.LastID) {
 				gt = g.LastID
 			} else {
 				continue
 			}
 		default:
-			if last, ok := st.Last(); !ok || !gt.Less(last) {
+			if !hasAfter(st, gt) {
 				continue
 			}
 		}
@@ -247,6 +247,17 @@ func (ks *Keyspace) XRead(w *resp.Writer, s *Shard, req *XReadRequest, now int64
 	hdr = append(hdr, '\r', '\n')
 	w.B = slices.Insert(w.B, mark, hdr...)
 	return true
+}
+
+// hasAfter reports whether st has a live entry above id (Redis compares
+// streamLastValidID): never when the last generated id is not above it,
+// which answers an idle poll without walking the tail block.
+func hasAfter(st *Stream, id StreamID) bool {
+	if !id.Less(st.LastID()) {
+		return false
+	}
+	last, ok := st.Last()
+	return ok && id.Less(last)
 }
 
 // XReadWake serves req, blocked since XRead found nothing, now that key
