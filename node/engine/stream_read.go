@@ -139,7 +139,7 @@ func (r *XReadRequest) Clone() *XReadRequest {
 	return &c
 }
 
-// XRead resolves req's ids and serves what it can at once (steps 2 of
+// XRead resolves req's ids and serves what it can at once (step 2 of
 // the model above), writing either an error or the reply. It returns
 // false when it wrote nothing: no stream had anything to serve. The
 // caller holds the keys' shard (or the keyspace exclusively).
