@@ -103,7 +103,7 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 	if !cmd.HasKeys() {
 		return -1, true
 	}
-	c.keyBuf = cmd.KeyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = cmd.RouteKeyIndexes(args, c.keyBuf[:0])
 	if len(c.keyBuf) == 0 && cmd.FirstKey > 0 {
 		// The key specs found nothing (PFMERGE with only its destination:
 		// a range starting past the last argument). Redis's cluster

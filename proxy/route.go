@@ -229,7 +229,7 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (slot int, keys 
 	if !cmd.HasKeys() {
 		return -1, nil, false
 	}
-	c.keyBuf = cmd.KeyIndexes(args, c.keyBuf[:0])
+	c.keyBuf = cmd.RouteKeyIndexes(args, c.keyBuf[:0])
 	if len(c.keyBuf) == 0 && cmd.FirstKey > 0 {
 		// The key specs found nothing (PFMERGE with only its
 		// destination): Redis's cluster routing uses the legacy range.

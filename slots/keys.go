@@ -18,6 +18,19 @@ func (c *Command) KeyIndexes(args [][]byte, dst []int) []int {
 	return dst
 }
 
+// RouteKeyIndexes appends the indexes of the keys a cluster node routes
+// by: Redis's getKeysFromCommand, which getNodeByQuery uses, prefers the
+// command's own key procedure to its key specs. The two agree on every
+// well-formed command; on a malformed one (an XREAD with an unknown
+// option) the procedure may find no keys, so the command runs and gives
+// its syntax error where the specs would have given CROSSSLOT.
+func (c *Command) RouteKeyIndexes(args [][]byte, dst []int) []int {
+	if c.Keys != nil {
+		return c.Keys(args, dst)
+	}
+	return c.KeyIndexes(args, dst)
+}
+
 // HasKeys reports whether the command can have key arguments at all.
 func (c *Command) HasKeys() bool { return c.hasKeys }
 

@@ -235,3 +235,39 @@ func docTokens(c *Command) []string {
 	}
 	return out
 }
+
+// routeKeyCases are the keys a cluster node routes by where they differ
+// from COMMAND GETKEYS's (checked on a redis-server 7.0.15 with
+// cluster-enabled: a malformed XREAD with keys in two slots answers its
+// syntax error, not CROSSSLOT), and where they agree.
+var routeKeyCases = []struct {
+	cmd  string
+	want []int
+}{
+	{"XREAD STREAMS a b 0 0", []int{2, 3}},
+	{"XREAD COUNT 1 BLOCK 0 STREAMS a 0", []int{6}},
+	{"XREADGROUP GROUP g c NOACK STREAMS a b > >", []int{6, 7}},
+	{"XREADGROUP GROUP streams c STREAMS a >", []int{5}},
+	{"XREADGROUP GRUOP g c STREAMS a b > >", nil},
+	{"XREAD STREAMS a b 0", nil},
+	{"XREAD COUNT 1", nil},
+	{"XREAD BLOCK", nil},
+	{"XREAD STREAMS", nil},
+	{"LMPOP 2 a b LEFT", []int{2, 3}},
+	{"GET k", []int{1}},
+}
+
+func TestRouteKeyIndexesCases(t *testing.T) {
+	for _, tc := range routeKeyCases {
+		args := splitArgs(tc.cmd)
+		got := lookupTest(t, args).RouteKeyIndexes(args, nil)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: routes by keys at %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+	// A NUL ends an option as it ends a C string.
+	args := [][]byte{[]byte("XREAD"), []byte("count\x00x"), []byte("1"), []byte("streams"), []byte("a"), []byte("0")}
+	if got := lookupTest(t, args).RouteKeyIndexes(args, nil); !slices.Equal(got, []int{4}) {
+		t.Errorf("XREAD count\\0x 1 STREAMS a 0: routes by keys at %v, want [4]", got)
+	}
+}

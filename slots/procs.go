@@ -15,6 +15,8 @@ func keyProcedure(c *Command) func(args [][]byte, dst []int) []int {
 		return migrateKeys
 	case "georadius", "georadiusbymember":
 		return georadiusKeys
+	case "xread", "xreadgroup":
+		return xreadKeys
 	}
 	for _, ks := range c.KeySpecs {
 		if ks.Find == FindKeyNum {
@@ -46,6 +48,49 @@ func lenientKeyNum(specs []KeySpec) func(args [][]byte, dst []int) []int {
 		}
 		return out
 	}
+}
+
+// xreadKeys: XREAD and XREADGROUP [BLOCK ms] [COUNT n] [GROUP g c]
+// [NOACK] STREAMS key... id..., read as Redis's xreadGetKeys: options up
+// to STREAMS (compared as C strings), and no keys at all when an option
+// is unknown or the streams are not followed by as many ids, so that a
+// malformed read gets its syntax error rather than CROSSSLOT.
+func xreadKeys(args [][]byte, dst []int) []int {
+	streams := -1
+	for i := 1; i < len(args); i++ {
+		switch a := cString(args[i]); {
+		case equalFoldUpper("BLOCK", a), equalFoldUpper("COUNT", a):
+			i++
+		case equalFoldUpper("GROUP", a):
+			i += 2
+		case equalFoldUpper("NOACK", a):
+		case equalFoldUpper("STREAMS", a):
+			streams = i
+		default:
+			return dst
+		}
+		if streams >= 0 {
+			break
+		}
+	}
+	n := len(args) - streams - 1
+	if streams < 0 || n == 0 || n%2 != 0 {
+		return dst
+	}
+	for i := streams + 1; i <= streams+n/2; i++ {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
+// cString is b as C code sees it: up to its first NUL.
+func cString(b []byte) []byte {
+	for i, c := range b {
+		if c == 0 {
+			return b[:i]
+		}
+	}
+	return b
 }
 
 // firstArgKey: the key is argument 1.
