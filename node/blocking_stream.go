@@ -38,8 +38,6 @@ import (
 func registerStreamBlocking(s *Server, h map[string]func(c *client, args [][]byte)) {
 	h["xread"] = func(c *client, args [][]byte) { s.cmdXread(c, args, false) }
 	h["xreadgroup"] = func(c *client, args [][]byte) { s.cmdXread(c, args, true) }
-	s.ks.OnStreamReady = s.blk.onStreamReady
-	s.ks.OnStreamLater = s.serveLater
 }
 
 // cmdXread is XREAD and XREADGROUP: served at once when a stream has

@@ -65,6 +65,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.routes = buildRoutes(s)
 	s.ks.OnListPush = s.blk.onPush
+	s.ks.OnStreamReady = s.blk.onStreamReady
+	s.ks.OnStreamLater = s.serveLater
 	s.cfg.init(o)
 	s.runID = randomHex(20)
 	s.replID = randomHex(20)
