@@ -228,7 +228,12 @@ func streamTemplates() []template {
 			g.noteReset(k, 0)
 			return exact("DEL", k)
 		}},
-		{1, func(g *Gen) Step { return exact("TYPE", g.streamKey()) }},
+		{1, func(g *Gen) Step {
+			if g.chance(0.3) {
+				return exact("OBJECT", "ENCODING", g.streamKey())
+			}
+			return exact("TYPE", g.streamKey())
+		}},
 	}
 }
 
@@ -438,7 +443,11 @@ func (g *Gen) xaddID() string {
 	switch r := g.rng.IntN(100); {
 	case r < 35:
 		s.ms += 1 + int64(g.rng.IntN(2))
-		return streamMs(s.ms) + "-" + g.pick("0", "0", "1", "5")
+		id := streamMs(s.ms) + "-" + g.pick("0", "0", "1", "5")
+		if g.chance(0.04) {
+			return g.oddSpelling(id)
+		}
+		return id
 	case r < 50:
 		if g.chance(0.5) {
 			s.ms++
@@ -480,6 +489,26 @@ func (g *Gen) currentMsID() string {
 // streamRefID is the id of an entry likely to exist in the current key:
 // one the model remembers, or a recent millisecond and a small sequence.
 func (g *Gen) streamRefID() string {
+	id := g.plainRefID()
+	if g.chance(0.04) {
+		return g.oddSpelling(id)
+	}
+	return id
+}
+
+// oddSpelling writes id the way Redis's string2ull still reads (leading
+// space, '+', zeros; strtoull's negation wrapping "-18446744073709551615"
+// to 1) or does not (a trailing space, "--1").
+func (g *Gen) oddSpelling(id string) string {
+	ms, seq, ok := strings.Cut(id, "-")
+	if !ok {
+		return g.pick(" "+ms, "+"+ms, "0"+ms, "\t"+ms, ms+" ")
+	}
+	return g.pick(" "+id, "+"+id, "00"+id, ms+"-+"+seq, ms+"- "+seq, ms+"-0"+seq,
+		ms+"--18446744073709551615", ms+"--1", id+" ", ms+"-"+seq+"\x00")
+}
+
+func (g *Gen) plainRefID() string {
 	if ids := g.streamModel(g.stream.cur).ids; len(ids) > 0 && g.chance(0.7) {
 		return ids[g.rng.IntN(len(ids))].String()
 	}
