@@ -1,0 +1,636 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Cluster is this process's membership in a shardgate cluster. Its exported
+// methods are safe for concurrent use.
+//
+// Concurrency: memberlist's goroutines call the delegates (delegate.go),
+// which only read atomics and queue events in the inbox. One state
+// goroutine (run) owns st: it applies events, Handoff requests and the
+// periodic tick, then publishes a new snapshot, persists and refreshes the
+// node metadata. Other goroutines: metaLoop (memberlist.UpdateNode, which
+// waits for its broadcast) and short-lived joins and direct sends. Locks:
+// inbox.mu and chMu only guard appends and a channel swap; nothing is ever
+// called with either held.
+type Cluster struct {
+	cfg    Config
+	tm     timings
+	log    *slog.Logger
+	self   NodeID
+	bootID string
+	gossip string // our memberlist address, as others see it
+
+	ml *memberlist.Memberlist
+	bq *memberlist.TransmitLimitedQueue
+
+	snap      atomic.Pointer[snapshot]
+	meta      atomic.Pointer[[]byte]
+	clusterID atomic.Pointer[string]
+	alive     atomic.Int64 // members memberlist sees alive (self included)
+
+	chMu    sync.Mutex
+	changes chan struct{}
+
+	in        inbox
+	reqs      chan handoffReq
+	metaKick  chan struct{} // capacity 1
+	quit      chan struct{}
+	loops     sync.WaitGroup // run
+	bg        sync.WaitGroup // metaLoop, joins, direct sends
+	joining   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	st state // owned by run
+}
+
+// snapshot is what the state goroutine publishes.
+type snapshot struct {
+	view  *View
+	state []byte // the view's table as a msgState message, for push/pull
+}
+
+type handoffReq struct {
+	slots []uint16
+	to    NodeID
+	reply chan error
+}
+
+// state is the state goroutine's model of the cluster.
+type state struct {
+	clusterID string
+	table     Table
+	digest    uint64
+	members   map[NodeID]*memberRec // the others
+	started   time.Time
+
+	viewDirty, persistDirty, metaDirty bool
+
+	bootIDs      []NodeID // the candidate set of the pending bootstrap
+	bootSince    time.Time
+	warnedExpect bool
+	lastRejoin   time.Time
+	mismatch     map[NodeID]time.Time // digest differs from ours since
+	lastSent     map[NodeID]time.Time // our table last sent directly
+}
+
+type memberRec struct {
+	Member
+	leaving   bool // it announced its Leave (msgLeave) with this BootID
+	clusterID string
+	digest    uint64
+	since     time.Time // last change of State
+	ip        net.IP
+	port      uint16
+}
+
+// Start creates this member: loads or creates its identity in cfg.Dir,
+// starts memberlist on cfg.Bind and joins cfg.Join in the background
+// (retrying while no other member is alive). ctx bounds Start only; the
+// member lives until Close.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		cfg:      cfg,
+		tm:       lanTimings(),
+		log:      cfg.Logger,
+		bootID:   randomHex(8),
+		changes:  make(chan struct{}),
+		reqs:     make(chan handoffReq),
+		metaKick: make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+	}
+	c.in.kick = make(chan struct{}, 1)
+	if cfg.Fast {
+		c.tm = fastTimings()
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	now := time.Now()
+	c.st = state{
+		members:  make(map[NodeID]*memberRec),
+		started:  now,
+		mismatch: make(map[NodeID]time.Time),
+		lastSent: make(map[NodeID]time.Time),
+	}
+	if err := c.loadIdentity(now); err != nil {
+		return nil, err
+	}
+	c.log = c.log.With("node", string(c.self[:8]))
+	c.st.digest = c.st.table.Digest()
+	id := c.st.clusterID
+	c.clusterID.Store(&id)
+	if err := c.updateMeta(); err != nil {
+		return nil, err
+	}
+	c.publish()
+
+	mc := c.tm.memberlist()
+	mc.Name = string(c.self)
+	host, port, _ := splitHostPort(cfg.Bind)
+	mc.BindAddr, mc.BindPort = host, port
+	mc.AdvertiseAddr, mc.AdvertisePort = "", port
+	if cfg.Advertise != "" {
+		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitHostPort(cfg.Advertise)
+	}
+	d := (*delegate)(c)
+	mc.Delegate, mc.Events, mc.Alive, mc.Merge = d, d, d, d
+	mc.SecretKey = slices.Clone(cfg.Key)
+	if cfg.ClusterName != "" {
+		mc.Label = "shardgate/" + cfg.ClusterName
+	}
+	mc.Logger = newMemberlistLogger(c.log.With("component", "memberlist"))
+	c.bq = &memberlist.TransmitLimitedQueue{
+		NumNodes:       func() int { return max(1, int(c.alive.Load())) },
+		RetransmitMult: mc.RetransmitMult,
+	}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: gossip on %s: %w", cfg.Bind, err)
+	}
+	c.ml = ml
+	// Read once now: memberlist rewrites its own node under its lock later.
+	c.gossip = ml.LocalNode().Address()
+	c.publish()
+	c.log.Info("cluster: member started", "id", c.self, "role", cfg.Role, "gossip", c.gossip, "resp", cfg.RESPAddr, "cluster_id", c.st.clusterID, "slots", c.st.table.Count(c.self))
+
+	c.st.lastRejoin = now
+	c.loops.Add(1)
+	go c.run()
+	c.bg.Add(1)
+	go c.metaLoop()
+	if len(cfg.Join) > 0 {
+		c.startJoin(cfg.Join)
+	}
+	return c, nil
+}
+
+// loadIdentity reads the persisted identity, cluster id, table and
+// members from cfg.Dir, or creates and persists a new identity.
+func (c *Cluster) loadIdentity(now time.Time) error {
+	if c.cfg.Dir == "" {
+		c.self = NewNodeID()
+		return nil
+	}
+	if err := os.MkdirAll(c.cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	p, err := loadState(c.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		c.self = NewNodeID()
+		return c.persist()
+	}
+	c.self = p.NodeID
+	c.st.clusterID = p.ClusterID
+	t, _ := p.table() // validated by loadState
+	c.st.table = *t
+	for _, pm := range p.Members {
+		if pm.ID == c.self {
+			continue
+		}
+		role, _ := parseRole(pm.Role)
+		ip, port := splitGossip(pm.Gossip)
+		c.st.members[pm.ID] = &memberRec{
+			Member: Member{ID: pm.ID, Role: role, Addr: pm.Addr, Gossip: pm.Gossip, State: StateDead},
+			since:  now,
+			ip:     ip,
+			port:   port,
+		}
+	}
+	return nil
+}
+
+func splitGossip(addr string) (net.IP, uint16) {
+	host, port, err := splitHostPort(addr)
+	if err != nil {
+		return nil, 0
+	}
+	return net.ParseIP(host), uint16(port)
+}
+
+// ID returns this member's node id.
+func (c *Cluster) ID() NodeID { return c.self }
+
+// GossipAddr returns the memberlist address other members reach this one
+// at (what --join takes).
+func (c *Cluster) GossipAddr() string { return c.gossip }
+
+// View returns the latest snapshot; never nil.
+func (c *Cluster) View() *View { return c.snap.Load().view }
+
+// Changes returns a channel closed when a View newer than the one
+// returned by View after this call is published:
+//
+//	ch := c.Changes(); v := c.View(); use(v); <-ch
+func (c *Cluster) Changes() <-chan struct{} {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	return c.changes
+}
+
+// Handoff gives slots, all owned by this node, to the node to, at a new
+// epoch (the highest this node knows plus one). It returns once the new
+// claim is in this node's View, persisted and queued for gossip.
+func (c *Cluster) Handoff(slots []uint16, to NodeID) error {
+	for _, s := range slots {
+		if int(s) >= NumSlots {
+			return fmt.Errorf("%w: %d", ErrBadSlot, s)
+		}
+	}
+	r := handoffReq{slots: slices.Clone(slots), to: to, reply: make(chan error, 1)}
+	select {
+	case c.reqs <- r:
+	case <-c.quit:
+		return ErrClosed
+	}
+	return <-r.reply
+}
+
+// Close leaves the cluster (the others see this member left, not dead),
+// shuts memberlist down and persists the state. Later calls return the
+// first one's result.
+func (c *Cluster) Close() error { return c.shutdown(true) }
+
+// shutdown stops everything; without leave the others find this member
+// dead, as after a crash.
+func (c *Cluster) shutdown(leave bool) error {
+	c.closeOnce.Do(func() {
+		close(c.quit)
+		c.loops.Wait()
+		var errs []error
+		if leave {
+			c.announceLeave()
+			if err := c.ml.Leave(c.tm.leave); err != nil {
+				errs = append(errs, fmt.Errorf("cluster: leave: %w", err))
+			}
+		}
+		if err := c.ml.Shutdown(); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: shutdown: %w", err))
+		}
+		c.bg.Wait()
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+// announceLeave tells the alive members (directly, by UDP, and by gossip)
+// that this member is leaving, so they record it left rather than dead.
+func (c *Cluster) announceLeave() {
+	v := c.View()
+	msg := appendLeave(nil, v.ClusterID, c.self, c.bootID)
+	c.bq.QueueBroadcast(&claimBroadcast{name: "leave:" + string(c.self), msg: msg})
+	for _, m := range v.Members {
+		if m.ID == c.self || m.State != StateAlive {
+			continue
+		}
+		ip, port := splitGossip(m.Gossip)
+		if ip == nil {
+			continue
+		}
+		if err := c.ml.SendBestEffort(&memberlist.Node{Name: string(m.ID), Addr: ip, Port: port}, msg); err != nil {
+			c.log.Debug("cluster: leave notice", "to", m.ID, "err", err)
+		}
+	}
+}
+
+// run is the state goroutine.
+func (c *Cluster) run() {
+	defer c.loops.Done()
+	ticker := time.NewTicker(c.tm.tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.quit:
+			c.flush()
+			return
+		case <-c.in.kick:
+			now := time.Now()
+			for _, e := range c.in.take() {
+				c.handle(e, now)
+			}
+		case r := <-c.reqs:
+			r.reply <- c.handoff(r.slots, r.to, time.Now())
+		case now := <-ticker.C:
+			c.tick(now)
+		}
+		c.settle(time.Now())
+	}
+}
+
+// metaLoop republishes the node metadata when it changed. UpdateNode
+// waits for its broadcast to go out, so it runs apart from run.
+func (c *Cluster) metaLoop() {
+	defer c.bg.Done()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-c.metaKick:
+			if err := c.ml.UpdateNode(c.tm.metaTimeout); err != nil {
+				c.log.Debug("cluster: metadata update", "err", err)
+			}
+		}
+	}
+}
+
+func (c *Cluster) handle(e event, now time.Time) {
+	st := &c.st
+	switch e.kind {
+	case evJoin, evUpdate:
+		m, err := decodeMeta(e.node.meta)
+		if err != nil {
+			c.log.Debug("cluster: member with bad metadata", "name", e.node.name, "err", err)
+			return
+		}
+		if m.ID == c.self {
+			return
+		}
+		rec := st.members[m.ID]
+		if rec == nil {
+			rec = &memberRec{Member: Member{ID: m.ID, State: StateDead}}
+			st.members[m.ID] = rec
+		}
+		old := rec.Member
+		if rec.BootID != m.BootID {
+			rec.leaving = false
+		}
+		rec.BootID, rec.Role, rec.Addr = m.BootID, m.Role, m.Addr
+		rec.Gossip, rec.ip, rec.port = e.node.gossip(), e.node.ip, e.node.port
+		rec.clusterID, rec.digest = m.ClusterID, m.Digest
+		if rec.State != StateAlive {
+			rec.State, rec.since = StateAlive, now
+			c.log.Info("cluster: member alive", "id", m.ID, "role", m.Role, "addr", m.Addr, "gossip", rec.Gossip, "boot", m.BootID)
+		}
+		if rec.Member != old {
+			st.viewDirty = true
+		}
+		if rec.Role != old.Role || rec.Addr != old.Addr || rec.Gossip != old.Gossip {
+			st.persistDirty = true
+		}
+	case evLeave:
+		id := NodeID(e.node.name)
+		rec := st.members[id]
+		if rec == nil || id == c.self {
+			return
+		}
+		// memberlist's Node.State is not filled in for the event
+		// delegate: a leave is known from the member's msgLeave.
+		s := StateDead
+		if rec.leaving {
+			s = StateLeft
+		}
+		c.setState(rec, s, now)
+	case evMsg:
+		if e.msg.kind == msgLeave {
+			if rec := st.members[e.msg.id]; rec != nil && rec.BootID == e.msg.bootID && !rec.leaving {
+				rec.leaving = true
+				if rec.State == StateDead {
+					c.setState(rec, StateLeft, now)
+				}
+			}
+			return
+		}
+		c.mergeMessage(e.msg)
+	}
+}
+
+func (c *Cluster) setState(rec *memberRec, s State, now time.Time) {
+	if rec.State == s {
+		return
+	}
+	rec.State, rec.since = s, now
+	c.st.viewDirty = true
+	c.log.Info("cluster: member "+s.String(), "id", rec.ID, "role", rec.Role, "addr", rec.Addr, "slots", c.st.table.Count(rec.ID))
+}
+
+// mergeMessage merges a peer's claims. Claims under another cluster id
+// are dropped; a member without one adopts the sender's id only if an
+// admitted alive member has it.
+func (c *Cluster) mergeMessage(m message) {
+	st := &c.st
+	if m.clusterID == "" {
+		return
+	}
+	if st.clusterID == "" {
+		if !c.aliveMemberOf(m.clusterID) {
+			return
+		}
+		c.adopt(m.clusterID, "adopted the cluster id of its members")
+	}
+	if m.clusterID != st.clusterID {
+		c.log.Debug("cluster: dropped claims of another cluster", "cluster_id", m.clusterID)
+		return
+	}
+	c.apply(m.claims)
+}
+
+// apply merges claims into the table and gossips those that changed it.
+func (c *Cluster) apply(cs []Claim) []Claim {
+	st := &c.st
+	applied := st.table.MergeClaims(cs)
+	if len(applied) == 0 {
+		return nil
+	}
+	st.digest = st.table.Digest()
+	st.viewDirty, st.persistDirty, st.metaDirty = true, true, true
+	for _, a := range applied {
+		c.bq.QueueBroadcast(newClaimBroadcast(st.clusterID, a))
+	}
+	c.log.Debug("cluster: table changed", "claims", fmt.Sprint(applied), "epoch", st.table.MaxEpoch())
+	return applied
+}
+
+func (c *Cluster) aliveMemberOf(clusterID string) bool {
+	for _, r := range c.st.members {
+		if r.State == StateAlive && r.clusterID == clusterID {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Cluster) adopt(id, why string) {
+	st := &c.st
+	st.clusterID = id
+	c.clusterID.Store(&id)
+	st.viewDirty, st.persistDirty, st.metaDirty = true, true, true
+	c.log.Info("cluster: "+why, "cluster_id", id)
+}
+
+// handoff is Handoff on the state goroutine.
+func (c *Cluster) handoff(slots []uint16, to NodeID, now time.Time) error {
+	st := &c.st
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	for _, s := range slots {
+		if o := st.table[s].Owner; o != c.self {
+			return fmt.Errorf("%w: slot %d is owned by %q", ErrNotOwner, s, o)
+		}
+	}
+	if to == c.self || len(slots) == 0 {
+		return nil
+	}
+	if r := st.members[to]; r == nil || r.Role != RoleNode {
+		return fmt.Errorf("%w: %q", ErrUnknownNode, to)
+	}
+	epoch := st.table.MaxEpoch() + 1
+	applied := c.apply(runs(slots, SlotOwner{to, epoch}))
+	c.log.Info("cluster: handed slots off", "to", to, "epoch", epoch, "claims", fmt.Sprint(applied))
+	c.settle(now)
+	return nil
+}
+
+// runs turns sorted, distinct slots into claims of contiguous ranges.
+func runs(slots []uint16, o SlotOwner) []Claim {
+	var cs []Claim
+	for i := 0; i < len(slots); {
+		j := i
+		for j+1 < len(slots) && slots[j+1] == slots[j]+1 {
+			j++
+		}
+		cs = append(cs, Claim{slots[i], slots[j], o})
+		i = j + 1
+	}
+	return cs
+}
+
+// settle runs after every step of the state goroutine: cluster id
+// adoption and bootstrap, then publishing, persisting and metadata.
+func (c *Cluster) settle(now time.Time) {
+	st := &c.st
+	c.maybeAdopt()
+	c.maybeBootstrap(now)
+	if st.viewDirty {
+		st.viewDirty = false
+		c.publish()
+	}
+	c.flush()
+	if st.metaDirty {
+		st.metaDirty = false
+		if err := c.updateMeta(); err != nil {
+			c.log.Error("cluster: metadata", "err", err)
+		}
+		select {
+		case c.metaKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flush persists the state if it changed; a failed write is retried at
+// the next step.
+func (c *Cluster) flush() {
+	if !c.st.persistDirty || c.cfg.Dir == "" {
+		return
+	}
+	if err := c.persist(); err != nil {
+		c.log.Error("cluster: persisting the cluster state", "dir", c.cfg.Dir, "err", err)
+		return
+	}
+	c.st.persistDirty = false
+}
+
+func (c *Cluster) persist() error {
+	st := &c.st
+	p := &persisted{Version: stateVersion, NodeID: c.self, ClusterID: st.clusterID}
+	for _, cl := range st.table.Claims() {
+		p.Slots = append(p.Slots, persistedClaim{cl.First, cl.Last, cl.Owner, cl.Epoch})
+	}
+	for _, id := range sortedIDs(st.members) {
+		r := st.members[id]
+		p.Members = append(p.Members, persistedMember{ID: id, Role: r.Role.String(), Addr: r.Addr, Gossip: r.Gossip})
+	}
+	return saveState(c.cfg.Dir, p)
+}
+
+func sortedIDs(ms map[NodeID]*memberRec) []NodeID {
+	ids := make([]NodeID, 0, len(ms))
+	for id := range ms {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (c *Cluster) updateMeta() error {
+	st := &c.st
+	b, err := meta{
+		Role:      c.cfg.Role,
+		ID:        c.self,
+		BootID:    c.bootID,
+		ClusterID: st.clusterID,
+		Addr:      c.cfg.RESPAddr,
+		Digest:    st.digest,
+		Epoch:     st.table.MaxEpoch(),
+	}.encode()
+	if err != nil {
+		return err
+	}
+	c.meta.Store(&b)
+	return nil
+}
+
+// publish stores a new snapshot and wakes Changes waiters.
+func (c *Cluster) publish() {
+	st := &c.st
+	slotsCopy := new([NumSlots]SlotOwner)
+	*slotsCopy = st.table
+	v := &View{
+		Self:      c.self,
+		ClusterID: st.clusterID,
+		Slots:     slotsCopy,
+		Epoch:     st.table.MaxEpoch(),
+	}
+	v.Members = append(v.Members, Member{ID: c.self, BootID: c.bootID, Role: c.cfg.Role, Addr: c.cfg.RESPAddr, Gossip: c.gossip, State: StateAlive})
+	for _, r := range st.members {
+		v.Members = append(v.Members, r.Member)
+	}
+	seen := make(map[NodeID]bool, len(v.Members))
+	for _, m := range v.Members {
+		seen[m.ID] = true
+	}
+	for _, cl := range st.table.Claims() {
+		if !seen[cl.Owner] {
+			seen[cl.Owner] = true
+			v.Members = append(v.Members, Member{ID: cl.Owner, Role: RoleNode, State: StateDead})
+		}
+	}
+	slices.SortFunc(v.Members, func(a, b Member) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	state := appendMessage(nil, msgState, st.clusterID, st.table.Claims())
+	c.snap.Store(&snapshot{view: v, state: state})
+	c.chMu.Lock()
+	close(c.changes)
+	c.changes = make(chan struct{})
+	c.chMu.Unlock()
+}

@@ -1,0 +1,29 @@
+package cluster
+
+import "errors"
+
+// Sentinel errors. Callers test them with errors.Is; call sites add
+// context by wrapping.
+var (
+	// ErrClosed is returned by calls on a Cluster after Close.
+	ErrClosed = errors.New("cluster: closed")
+	// ErrNotOwner is returned by Handoff for a slot this node does not own.
+	ErrNotOwner = errors.New("cluster: not the slot's owner")
+	// ErrUnknownNode is returned by Handoff when the target is not a known
+	// member with the node role.
+	ErrUnknownNode = errors.New("cluster: unknown node")
+	// ErrBadSlot is returned for a slot number outside 0..16383.
+	ErrBadSlot = errors.New("cluster: slot out of range")
+	// ErrBadKey is returned by ParseKey for a key that is not 16, 24 or 32
+	// bytes of hex or base64.
+	ErrBadKey = errors.New("cluster: gossip key must be 16, 24 or 32 bytes, hex or base64")
+	// ErrBadConfig is wrapped by Start for an invalid Config.
+	ErrBadConfig = errors.New("cluster: bad config")
+	// ErrBadEncoding is wrapped by the decoders for malformed input.
+	ErrBadEncoding = errors.New("cluster: bad encoding")
+	// ErrOtherCluster is the refusal of a member that belongs to another
+	// cluster id.
+	ErrOtherCluster = errors.New("cluster: member of another cluster")
+	// ErrBadState is wrapped when the persisted state in Dir cannot be read.
+	ErrBadState = errors.New("cluster: bad persisted state")
+)

@@ -1,0 +1,263 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// maybeAdopt gives a member without a cluster id the id its alive members
+// have (the most common one, should they disagree).
+func (c *Cluster) maybeAdopt() {
+	st := &c.st
+	if st.clusterID != "" {
+		return
+	}
+	count := make(map[string]int)
+	for _, r := range st.members {
+		if r.State == StateAlive && r.clusterID != "" {
+			count[r.clusterID]++
+		}
+	}
+	best := ""
+	for id, n := range count {
+		if best == "" || n > count[best] || n == count[best] && id < best {
+			best = id
+		}
+	}
+	if best == "" {
+		return
+	}
+	if len(count) > 1 {
+		c.log.Warn("cluster: alive members disagree on the cluster id; adopting the most common", "ids", fmt.Sprint(count))
+	}
+	c.adopt(best, "adopted the cluster id of its members")
+}
+
+// maybeBootstrap bootstraps the cluster when this node has no cluster id,
+// --bootstrap-expect N is set and exactly N nodes without a cluster id
+// (itself included) have been alive together for the settle time. They
+// all compute the same claims and cluster id from the same sorted ids.
+func (c *Cluster) maybeBootstrap(now time.Time) {
+	st := &c.st
+	n := c.cfg.BootstrapExpect
+	if n <= 0 || c.cfg.Role != RoleNode || st.clusterID != "" || !st.table.Empty() {
+		return
+	}
+	ids := []NodeID{c.self}
+	for id, r := range st.members {
+		if r.State != StateAlive || r.Role != RoleNode {
+			continue
+		}
+		if r.clusterID != "" {
+			return // maybeAdopt takes over
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if len(ids) != n {
+		st.bootIDs = nil
+		if len(ids) > n && !st.warnedExpect {
+			st.warnedExpect = true
+			c.log.Warn("cluster: more empty nodes than --bootstrap-expect are alive; not bootstrapping", "alive", len(ids), "expect", n)
+		}
+		return
+	}
+	if !slices.Equal(ids, st.bootIDs) {
+		st.bootIDs, st.bootSince = ids, now
+		return
+	}
+	if now.Sub(st.bootSince) < c.tm.bootstrapSettle {
+		return
+	}
+	id := BootstrapClusterID(ids, c.cfg.ClusterName)
+	c.adopt(id, "bootstrapped the cluster")
+	applied := c.apply(BootstrapClaims(ids))
+	c.log.Info("cluster: bootstrap assignment", "nodes", len(ids), "claims", fmt.Sprint(applied), "own_slots", st.table.Count(c.self))
+	st.bootIDs = nil
+}
+
+// tick is the periodic housekeeping of the state goroutine.
+func (c *Cluster) tick(now time.Time) {
+	c.reap(now)
+	c.reassign(now)
+	c.rejoin(now)
+	c.antiEntropy(now)
+}
+
+// owners returns the set of ids owning at least one slot.
+func (c *Cluster) owners() map[NodeID]bool {
+	o := make(map[NodeID]bool)
+	for s := range c.st.table {
+		if id := c.st.table[s].Owner; id != "" {
+			o[id] = true
+		}
+	}
+	return o
+}
+
+// reap forgets dead and left members that own no slot after a while.
+func (c *Cluster) reap(now time.Time) {
+	st := &c.st
+	var owners map[NodeID]bool
+	for id, r := range st.members {
+		if r.State == StateAlive || now.Sub(r.since) < c.tm.reap {
+			continue
+		}
+		if owners == nil {
+			owners = c.owners()
+		}
+		if owners[id] {
+			continue
+		}
+		delete(st.members, id)
+		delete(st.mismatch, id)
+		delete(st.lastSent, id)
+		st.viewDirty, st.persistDirty = true, true
+	}
+}
+
+// reassign hands the slots of nodes dead for Config.ReassignAfter to the
+// alive nodes, if this node is the alive node with the lowest id.
+func (c *Cluster) reassign(now time.Time) {
+	st := &c.st
+	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
+		return
+	}
+	alive := []NodeID{c.self}
+	for id, r := range st.members {
+		if r.State == StateAlive && r.Role == RoleNode {
+			alive = append(alive, id)
+		}
+	}
+	slices.Sort(alive)
+	if alive[0] != c.self {
+		return
+	}
+	var dead []NodeID
+	deadFor := make(map[NodeID]time.Duration)
+	for id := range c.owners() {
+		if id == c.self {
+			continue
+		}
+		since := st.started // never heard of since this process started
+		if r := st.members[id]; r != nil {
+			if r.State == StateAlive {
+				continue
+			}
+			if r.since.After(since) {
+				since = r.since
+			}
+		}
+		if d := now.Sub(since); d >= c.cfg.ReassignAfter {
+			dead = append(dead, id)
+			deadFor[id] = d
+		}
+	}
+	if len(dead) == 0 {
+		return
+	}
+	slices.Sort(dead)
+	epoch := st.table.MaxEpoch() + 1
+	var claims []Claim
+	for _, id := range dead {
+		var owned []uint16
+		for s := range st.table {
+			if st.table[s].Owner == id {
+				owned = append(owned, uint16(s))
+			}
+		}
+		n := len(alive)
+		for i, to := range alive {
+			part := owned[i*len(owned)/n : (i+1)*len(owned)/n]
+			claims = append(claims, runs(part, SlotOwner{to, epoch})...)
+		}
+		c.log.Warn("cluster: REASSIGNING THE SLOTS OF A DEAD NODE: the keys it held in them are lost",
+			"dead", id, "dead_for", deadFor[id].Round(time.Millisecond), "slots", len(owned),
+			"ranges", fmt.Sprint(st.table.Ranges(id)), "to", fmt.Sprint(alive), "epoch", epoch)
+	}
+	c.apply(claims)
+}
+
+// rejoin retries joins: to members seen dead (a partition may have healed
+// or they came back at the same address) and, while no other member is
+// alive, to Config.Join. One join runs at a time.
+func (c *Cluster) rejoin(now time.Time) {
+	st := &c.st
+	if now.Sub(st.lastRejoin) < c.tm.rejoin {
+		return
+	}
+	st.lastRejoin = now
+	var addrs []string
+	others := false
+	for _, id := range sortedIDs(st.members) {
+		r := st.members[id]
+		switch {
+		case r.State == StateAlive:
+			others = true
+		case r.State == StateDead && r.Gossip != "":
+			addrs = append(addrs, r.Gossip)
+		}
+	}
+	if !others {
+		addrs = append(addrs, c.cfg.Join...)
+	}
+	if len(addrs) > 0 {
+		c.startJoin(addrs)
+	}
+}
+
+// startJoin joins addrs in the background unless a join is running.
+func (c *Cluster) startJoin(addrs []string) {
+	addrs = slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == c.gossip })
+	if len(addrs) == 0 || !c.joining.CompareAndSwap(false, true) {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		defer c.joining.Store(false)
+		n, err := c.ml.Join(addrs)
+		if err != nil {
+			c.log.Debug("cluster: join", "addrs", addrs, "err", err)
+			return
+		}
+		c.log.Debug("cluster: joined", "addrs", addrs, "contacted", n)
+	}()
+}
+
+// antiEntropy sends our whole table directly to an alive member whose
+// table digest has differed from ours for a while (broadcasts can be
+// lost; push/pull picks a random member every PushPullInterval).
+func (c *Cluster) antiEntropy(now time.Time) {
+	st := &c.st
+	if st.clusterID == "" {
+		return
+	}
+	for id, r := range st.members {
+		if r.State != StateAlive || r.clusterID != "" && r.clusterID != st.clusterID || r.digest == st.digest || r.ip == nil {
+			delete(st.mismatch, id)
+			continue
+		}
+		since, ok := st.mismatch[id]
+		if !ok {
+			st.mismatch[id] = now
+			continue
+		}
+		if now.Sub(since) < c.tm.antiEntropy || now.Sub(st.lastSent[id]) < c.tm.antiEntropy {
+			continue
+		}
+		st.lastSent[id] = now
+		to := &memberlist.Node{Name: string(id), Addr: r.ip, Port: r.port}
+		msg := c.snap.Load().state
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			if err := c.ml.SendReliable(to, msg); err != nil {
+				c.log.Debug("cluster: sending the table", "to", to.Name, "err", err)
+			}
+		}()
+	}
+}
