@@ -26,6 +26,7 @@ Commands:
   up      run a local cluster (nodes and a proxy) in one process
   node    serve one Redis-compatible node (owns hash slots)
   proxy   serve one Redis endpoint in front of many nodes
+  cluster show a gossip cluster's members, slot table and problems (cluster status)
 
 Run 'shardgate <command> --help' for the flags of a command.
 `
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runProxy(ctx, args[1:], stdout, stderr)
 	case "up":
 		return runUp(ctx, args[1:], stdout, stderr)
+	case "cluster":
+		return runCluster(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
