@@ -19,12 +19,31 @@ import (
 type request struct {
 	reply []byte
 	b     *batch
+
+	// Set by forward for a command the proxy may send again elsewhere
+	// when the node redirects it (moved.go): cmd is its encoding (valid
+	// until the batch ends), node where it went last, and unit the
+	// number of requests, from this one, that are one command to resend
+	// as a whole (a MULTI ... EXEC block); 0 for requests that are never
+	// resent.
+	cmd  []byte
+	node int32
+	unit int32
 }
 
 // complete stores the reply and counts the request off its batch.
 func (r *request) complete(reply []byte) {
 	r.reply = append(r.reply[:0], reply...)
 	r.b.doneOne()
+}
+
+// preset gives the request an error reply without sending it anywhere
+// (and without counting it off its batch).
+func (r *request) preset(msg string) {
+	r.reply = append(r.reply[:0], '-')
+	r.reply = append(r.reply, msg...)
+	r.reply = append(r.reply, '\r', '\n')
+	r.cmd, r.node, r.unit = nil, noOwner, 0
 }
 
 // failWith completes the request with an error reply.
@@ -299,6 +318,9 @@ type nodePool struct {
 	// down is set while the last dial failed, for lock-free checks.
 	down    atomic.Bool
 	lastErr error
+	// state is the pool's poolState (dynamic.go): anything but live
+	// fails commands at once with CLUSTERDOWN.
+	state atomic.Uint32
 
 	requests atomic.Int64 // commands sent
 	errors   atomic.Int64 // failed dials and lost connections
@@ -315,6 +337,12 @@ func newNodePool(s *Server, idx int, addr string) *nodePool {
 
 func (p *nodePool) noteError() { p.errors.Add(1) }
 
+func (p *nodePool) getState() poolState { return poolState(p.state.Load()) }
+
+// served reports whether commands may go to the node: the cluster view
+// does not say it is dead or gone.
+func (p *nodePool) served() bool { return p.state.Load() == uint32(poolLive) }
+
 // errNodeDown is returned while a node is being answered with CLUSTERDOWN.
 var errNodeDown = errors.New("node down")
 
@@ -322,6 +350,9 @@ var errNodeDown = errors.New("node down")
 // it if needed. While the node refuses connections it fails fast with
 // errNodeDown until RedialBackoff has passed.
 func (p *nodePool) sharedConn(proto, i int) (*nodeConn, error) {
+	if !p.served() {
+		return nil, errNodeDown
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.shared[proto-2][i]
@@ -338,6 +369,9 @@ func (p *nodePool) sharedConn(proto, i int) (*nodeConn, error) {
 
 // dedicatedConn returns a connection for one client's exclusive use.
 func (p *nodePool) dedicatedConn(proto int) (*nodeConn, error) {
+	if !p.served() {
+		return nil, errNodeDown
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	idle := &p.idle[proto-2]
@@ -368,7 +402,9 @@ func (p *nodePool) release(c *nodeConn) {
 // the reader. p.mu is held, so concurrent clients wait for one dial.
 func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 	now := time.Now()
-	if now.Before(p.downUntil) {
+	// Checked under p.mu too: setPoolState stores the state before
+	// closeAll takes the lock, so no connection outlives a pool's end.
+	if !p.served() || now.Before(p.downUntil) {
 		return nil, errNodeDown
 	}
 	nc, err := p.handshake(proto)
@@ -484,7 +520,7 @@ func (s *Server) watchdog() {
 			return
 		case now := <-t.C:
 			limit := now.Add(-s.opts.NodeTimeout).UnixNano()
-			for _, p := range s.nodes {
+			for _, p := range s.route.all() {
 				p.mu.Lock()
 				conns := make([]*nodeConn, 0, len(p.all))
 				for c := range p.all {

@@ -96,7 +96,10 @@ func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
 }
 
 // blockingCall runs a blocking command on a dedicated connection to node
-// n, after the batch so far has been answered, and adds its reply.
+// n, after the batch so far has been answered, and adds its reply. A node
+// that redirects it (the slot moved, before or while the command blocked:
+// nothing ran) has it sent again to the new owner, at most maxRedirects
+// times (moved.go).
 func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	if c.tryWithoutBlocking(n, cmd, args) {
 		return
@@ -107,11 +110,68 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		c.addLocal(len(c.local.B))
 		return
 	}
-	p := c.srv.nodes[n]
+	// Copied: the watcher reads into the buffer args point to, and a
+	// redirected command is sent again.
+	args = cloneArgs(args)
+	for hop := 0; ; hop++ {
+		if n < 0 {
+			c.localError(resp.ErrClusterDownSlot)
+			return
+		}
+		reply, quit, cut, ok := c.blockOn(n, cmd, args)
+		if !ok {
+			c.localError(resp.ErrClusterDownSlot)
+			return
+		}
+		if hop < maxRedirects && !quit && !c.closing && isRedirect(reply) {
+			switch rd := parseRedirect(reply); rd.kind {
+			case redirectMoved:
+				n = c.srv.route.noteMoved(rd.slot, rd.addr)
+				continue
+			case redirectTryAgain:
+				c.srv.route.redirects.tryAgain.Add(1)
+				time.Sleep(tryAgainBackoff << hop)
+				continue
+			}
+		}
+		mark := len(c.local.B)
+		if quit && cut && len(reply) > 0 && reply[0] == '-' {
+			// Cancelled for QUIT without the node's word: as if timed
+			// out (Redis answers every blocking command's timeout with
+			// a null array, BLMOVE's too).
+			c.local.NullArray()
+		} else {
+			c.local.Raw(reply)
+		}
+		c.addLocal(mark)
+		return
+	}
+}
+
+// cloneArgs copies a command's arguments out of the client's read buffer.
+func cloneArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}
+
+// blockOn sends a blocking command to node n on a dedicated connection
+// and waits for its reply, watching the client meanwhile. quit reports
+// that the client sent QUIT, cut that the proxy closed the connection;
+// ok is false if no connection to the node could be had.
+func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte, quit, cut, ok bool) {
+	p := c.srv.route.pool(n)
 	conn, err := p.dedicatedConn(c.w.Proto)
 	if err != nil {
-		c.localError(resp.ErrClusterDownSlot)
-		return
+		return nil, false, false, false
 	}
 	p.requests.Add(1)
 	if conn.nodeID.Load() == 0 {
@@ -140,10 +200,7 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		defer t.Stop()
 		deadline = t.C
 	}
-	// From here on args are invalid: the watcher reads into the buffer
-	// they point to.
 	events, stopWatch := c.watchClient()
-	cut, quit := false, false // cut: the proxy closed conn
 wait:
 	for {
 		select {
@@ -191,18 +248,9 @@ wait:
 	} else {
 		conn.nc.Close()
 	}
-
-	mark := len(c.local.B)
-	if quit && cut && len(r.reply) > 0 && r.reply[0] == '-' {
-		// Cancelled for QUIT without the node's word: as if timed out
-		// (Redis answers every blocking command's timeout with a null
-		// array, BLMOVE's too).
-		c.local.NullArray()
-	} else {
-		c.local.Raw(r.reply)
-	}
-	c.addLocal(mark)
+	reply = append([]byte(nil), r.reply...)
 	c.nreq = 0
+	return reply, quit, cut, true
 }
 
 // storeNodeID records the node-side client id from CLIENT ID's reply; -1
@@ -226,7 +274,7 @@ func (c *client) unblockOnNode(st *blockState, mode []byte) bool {
 	if !ok {
 		return false
 	}
-	conn, err := c.srv.nodes[st.node].sharedConn(c.w.Proto, c.connIdx())
+	conn, err := c.srv.route.pool(st.node).sharedConn(c.w.Proto, c.connIdx())
 	if err != nil {
 		return false
 	}

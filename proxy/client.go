@@ -80,6 +80,9 @@ type op struct {
 type nodeSend struct {
 	buf  []byte
 	reqs []*request
+	// sent is how much of buf has been sent: redirected commands are
+	// appended after it (moved.go) and buf is kept until the batch ends.
+	sent int
 	used bool // had requests in the last dispatch (latency accounting)
 }
 
@@ -112,8 +115,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		proto:   2,
 		authed:  s.opts.RequirePass == "",
 		b:       newBatch(),
-		sends:   make([]nodeSend, len(s.nodes)),
-		conns:   make([]*nodeConn, len(s.nodes)),
+		sends:   make([]nodeSend, s.route.numPools()),
+		conns:   make([]*nodeConn, s.route.numPools()),
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2
@@ -234,17 +237,45 @@ func (c *client) newRequest() *request {
 	}
 	r := c.reqs[c.nreq]
 	c.nreq++
+	r.cmd, r.node, r.unit = nil, noOwner, 0
 	return r
 }
 
 // forward queues args for node n and returns the request that will carry
-// the reply.
+// the reply. n is noOwner for a slot nobody serves: the reply is
+// CLUSTERDOWN, sent nowhere.
 func (c *client) forward(n int, args [][]byte) *request {
 	r := c.newRequest()
-	s := &c.sends[n]
+	if n < 0 {
+		r.preset(resp.ErrClusterDownSlot)
+		return r
+	}
+	s := c.sendTo(n)
+	start := len(s.buf)
 	s.buf = resp.AppendCommand(s.buf, args)
+	r.node, r.unit, r.cmd = int32(n), 1, s.buf[start:]
 	s.reqs = append(s.reqs, r)
 	return r
+}
+
+// sendTo returns the batch's commands for node n, making room for nodes
+// the proxy met since the client's last look.
+func (c *client) sendTo(n int) *nodeSend {
+	if n >= len(c.sends) {
+		c.grow()
+	}
+	return &c.sends[n]
+}
+
+// grow sizes the per-node scratch to the proxy's current number of pools.
+func (c *client) grow() {
+	n := c.srv.route.numPools()
+	if n > len(c.sends) {
+		c.sends = append(c.sends, make([]nodeSend, n-len(c.sends))...)
+	}
+	if n > len(c.conns) {
+		c.conns = append(c.conns, make([]*nodeConn, n-len(c.conns))...)
+	}
 }
 
 // addLocal closes a reply the proxy wrote into c.local since mark.
@@ -259,48 +290,73 @@ func (c *client) addReq(r *request) { c.ops = append(c.ops, op{req: r}) }
 func (c *client) addMerge(f func(c *client)) { c.ops = append(c.ops, op{merge: f}) }
 
 // dispatch sends the batch's commands to their nodes and waits for every
-// reply. A node that cannot be reached fails its requests at once.
+// reply, following the nodes' redirections (moved.go). A node that cannot
+// be reached fails its requests at once.
 func (c *client) dispatch() {
 	if c.nreq == 0 {
 		return
 	}
-	c.b.remaining.Store(int32(c.nreq))
 	start := time.Now()
+	if !c.sendQueued() {
+		return
+	}
+	d := time.Since(start)
+	for i := range c.sends {
+		if c.sends[i].used {
+			c.srv.route.pool(i).latency.add(d)
+			c.sends[i].used = false
+		}
+	}
+	c.followRedirects()
 	for i := range c.sends {
 		s := &c.sends[i]
-		if len(s.reqs) == 0 {
-			continue
-		}
-		s.used = true
-		p := c.srv.nodes[i]
-		p.requests.Add(int64(len(s.reqs)))
-		conn := c.conns[i]
-		var err error
-		if conn == nil || conn.isBroken() {
-			conn, err = p.sharedConn(c.w.Proto, c.connIdx())
-			c.conns[i] = conn
-		}
-		if err != nil || !conn.send(s.reqs, s.buf) {
-			for _, r := range s.reqs {
-				r.failWith(resp.ErrClusterDownSlot)
-			}
-		}
-		clear(s.reqs)
-		s.reqs = s.reqs[:0]
+		s.sent = 0
 		if cap(s.buf) > 1<<20 {
 			s.buf = nil
 		} else {
 			s.buf = s.buf[:0]
 		}
 	}
-	<-c.b.done
-	d := time.Since(start)
+}
+
+// sendQueued sends what the nodes' sends hold beyond what was sent and
+// waits for the replies; false if there was nothing to send.
+func (c *client) sendQueued() bool {
+	total := 0
 	for i := range c.sends {
-		if c.sends[i].used {
-			c.srv.nodes[i].latency.add(d)
-			c.sends[i].used = false
-		}
+		total += len(c.sends[i].reqs)
 	}
+	if total == 0 {
+		return false
+	}
+	c.b.remaining.Store(int32(total))
+	for i := range c.sends {
+		s := &c.sends[i]
+		if len(s.reqs) == 0 {
+			continue
+		}
+		s.used = true
+		p := c.srv.route.pool(i)
+		p.requests.Add(int64(len(s.reqs)))
+		conn := c.conns[i]
+		var err error
+		if !p.served() {
+			err = errNodeDown
+		} else if conn == nil || conn.isBroken() {
+			conn, err = p.sharedConn(c.w.Proto, c.connIdx())
+			c.conns[i] = conn
+		}
+		if err != nil || !conn.send(s.reqs, s.buf[s.sent:]) {
+			for _, r := range s.reqs {
+				r.failWith(resp.ErrClusterDownSlot)
+			}
+		}
+		clear(s.reqs)
+		s.reqs = s.reqs[:0]
+		s.sent = len(s.buf)
+	}
+	<-c.b.done
+	return true
 }
 
 // finishBatch forwards what the batch holds, waits for the replies and
@@ -333,6 +389,7 @@ func (c *client) finishBatch() {
 		if cap(r.reply) > 64*1024 {
 			r.reply = nil
 		}
+		r.cmd = nil
 	}
 	c.nreq = 0
 	c.local.Reset()
@@ -354,6 +411,7 @@ func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
 	out := make([]resp.Value, len(reqs))
 	for i, r := range reqs {
 		out[i] = decodeReply(r.reply)
+		r.cmd = nil
 	}
 	c.nreq = 0
 	return out
@@ -376,7 +434,7 @@ func decodeReply(b []byte) resp.Value {
 func (c *client) releaseWatches(clean bool) {
 	for n, conn := range c.watch {
 		if clean {
-			c.srv.nodes[n].release(conn)
+			c.srv.route.pool(n).release(conn)
 		} else {
 			conn.nc.Close()
 		}

@@ -33,4 +33,17 @@
 // requests in flight on it with an error naming the node; a node that
 // stops answering is cut off after Options.NodeTimeout. Nothing waits
 // forever, and the other nodes' slots keep working.
+//
+// Topology. In static mode (Options.Topology, --nodes) the slots are
+// spread over a fixed node list. In cluster mode (Options.Cluster,
+// --join) the proxy is a member of the gossip cluster that owns no slots
+// and routes by the cluster's view: backends appear for nodes that join
+// and are retired when they leave, a node the view declares dead has its
+// slots answered with CLUSTERDOWN at once and its blocked clients woken,
+// and it is served again when it returns (dynamic.go). Either way the
+// nodes are the authority: a node's MOVED, ASK or TRYAGAIN is followed
+// transparently, a bounded number of hops, and MOVED updates the proxy's
+// cached owner of the slot (moved.go). When several proxies are live,
+// each presents the slots spread over all of them in its CLUSTER replies,
+// so cluster-aware clients spread over the proxies (clusterview.go).
 package proxy

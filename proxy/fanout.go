@@ -34,11 +34,20 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 }
 
 // toAll forwards args to every node and returns the requests in node
-// order.
+// order: every node the proxy knows but those retired (gone from the
+// cluster, owning nothing). A dead node's request answers CLUSTERDOWN, so
+// a whole-keyspace command fails while part of the keyspace is missing.
+// With no node at all the one request answers CLUSTERDOWN.
 func (c *client) toAll(args [][]byte) []*request {
-	reqs := make([]*request, len(c.srv.nodes))
-	for i := range c.srv.nodes {
-		reqs[i] = c.forward(i, args)
+	pools := c.srv.route.all()
+	reqs := make([]*request, 0, len(pools))
+	for i, p := range pools {
+		if p.getState() != poolRetired {
+			reqs = append(reqs, c.forward(i, args))
+		}
+	}
+	if len(reqs) == 0 {
+		reqs = append(reqs, c.forward(noOwner, args))
 	}
 	return reqs
 }
@@ -108,7 +117,7 @@ func cmdKeys(c *client, args [][]byte) {
 func cmdBySlotArg(c *client, args [][]byte) {
 	n := c.srv.anyNode()
 	if slot, ok := resp.ParseInt(args[2]); ok && slot >= 0 && slot < slots.Count {
-		n = c.srv.topo.Owner(uint16(slot))
+		n = c.srv.route.ownerOf(uint16(slot))
 	}
 	c.addReq(c.forward(n, args))
 }
@@ -150,7 +159,7 @@ func cmdScan(c *client, args [][]byte) {
 		c.addReq(c.forward(c.srv.anyNode(), args))
 		return
 	}
-	topo := c.srv.topo
+	rt := c.srv.route
 	sub := make([][]byte, len(args))
 	copy(sub, args)
 	for i := 2; i < len(sub); i++ {
@@ -162,7 +171,7 @@ func cmdScan(c *client, args [][]byte) {
 	)
 	for {
 		slot := uint16(cursor >> scanPosBits)
-		n := topo.Owner(slot)
+		n := rt.ownerOf(slot)
 		sub[1] = strconv.AppendUint(nil, cursor, 10)
 		v := c.roundTrip([]int{n}, [][][]byte{sub})[0]
 		if v.IsError() || len(v.Elems) != 2 {
@@ -173,7 +182,7 @@ func cmdScan(c *client, args [][]byte) {
 		}
 		keys = append(keys, v.Elems[1].Elems...)
 		next, _ = strconv.ParseUint(string(v.Elems[0].Str), 10, 64)
-		if end := rangeEnd(topo, n, slot); next == 0 || int(next>>scanPosBits) > end {
+		if end := rt.rangeEnd(n, slot); next == 0 || int(next>>scanPosBits) > end {
 			// The node is done with this range of slots: go on with
 			// the first slot after it.
 			next = 0
@@ -200,13 +209,3 @@ func cmdScan(c *client, args [][]byte) {
 
 // scanPosBits is where a node's SCAN cursor keeps the slot.
 const scanPosBits = 50
-
-// rangeEnd is the last slot of node n's range that holds slot.
-func rangeEnd(topo Topology, n int, slot uint16) int {
-	for _, r := range topo.Nodes()[n].Ranges {
-		if r.First <= slot && slot <= r.Last {
-			return int(r.Last)
-		}
-	}
-	return int(slot)
-}

@@ -25,7 +25,7 @@ var infoSections = []infoSection{
 	{"server", "Server", true, infoServer},
 	{"clients", "Clients", true, infoClients},
 	{"stats", "Stats", true, infoStats},
-	{"cluster", "Cluster", true, func(_ *client, b *infoBuf) { b.int("cluster_enabled", 1) }},
+	{"cluster", "Cluster", true, infoCluster},
 	{"nodes", "Nodes", true, infoNodes},
 	{"keyspace", "Keyspace", true, nil}, // merged from the nodes
 }
@@ -179,10 +179,15 @@ func infoStats(c *client, b *infoBuf) {
 // requests in flight; the latencies are of client batches' round trips to
 // the node (the p99 estimated from histogram buckets, within a bucket's
 // width).
+//
+// Nodes are numbered in the order the proxy met them (the static list's
+// order in static mode). status is up, down (unreachable: its slots
+// answer CLUSTERDOWN until a redial works), dead (the cluster view says
+// so) or retired (no longer a member and owning nothing; its line stays so
+// numbers keep their meaning).
 func infoNodes(c *client, b *infoBuf) {
-	s := c.srv
-	infos := s.topo.Nodes()
-	for i, p := range s.nodes {
+	rt := c.srv.route
+	for i, p := range rt.all() {
 		p.mu.Lock()
 		conns := len(p.all)
 		status := "up"
@@ -190,8 +195,73 @@ func infoNodes(c *client, b *infoBuf) {
 			status = "down"
 		}
 		p.mu.Unlock()
+		if st := p.getState(); st != poolLive {
+			status = st.String()
+		}
 		avg, p99 := p.latency.meanAndP99()
 		b.str("node"+strconv.Itoa(i), fmt.Sprintf("addr=%s,slots=%s,status=%s,connections=%d,requests=%d,errors=%d,avg_batch_latency_us=%d,p99_batch_latency_us=%d",
-			p.addr, FormatRanges(infos[i].Ranges), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
+			p.addr, FormatRanges(rt.ranges(i)), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
+	}
+}
+
+// infoCluster is the cluster section: cluster_enabled (the proxy always
+// presents a cluster), the mode (static: --nodes; gossip: following a
+// cluster view), the redirections followed, and in gossip mode the view:
+// cluster id, this proxy's member id, the table's epoch, member counts,
+// the slots assigned and those whose node is up, and one line per member:
+//
+//	member0:id=<40 hex>,role=node,addr=127.0.0.1:7001,state=alive,slots=0-5460
+func infoCluster(c *client, b *infoBuf) {
+	rt := c.srv.route
+	b.int("cluster_enabled", 1)
+	t := rt.view.Load()
+	if t == nil {
+		b.str("cluster_mode", "static")
+	} else {
+		b.str("cluster_mode", "gossip")
+	}
+	b.int("redirects_moved", rt.redirects.moved.Load())
+	b.int("redirects_ask", rt.redirects.ask.Load())
+	b.int("redirects_tryagain", rt.redirects.tryAgain.Load())
+	b.int("redirects_exhausted", rt.redirects.exhausted.Load())
+	if t == nil {
+		return
+	}
+	var nodes, nodesUp, proxies, proxiesUp int64
+	for _, m := range t.members {
+		if m.role == roleProxy {
+			proxies++
+			if m.state.live() {
+				proxiesUp++
+			}
+		} else {
+			nodes++
+			if m.state.live() {
+				nodesUp++
+			}
+		}
+	}
+	assigned, ok := int64(0), int64(0)
+	for s := range t.slots {
+		if t.slots[s].member >= 0 {
+			assigned++
+		}
+		if n := rt.ownerOf(uint16(s)); n >= 0 && rt.pool(n).served() {
+			ok++
+		}
+	}
+	b.str("cluster_id", t.clusterID)
+	b.str("cluster_my_id", t.self)
+	b.str("cluster_table_epoch", strconv.FormatUint(t.epoch, 10))
+	b.int("cluster_members", int64(len(t.members)))
+	b.int("cluster_nodes", nodes)
+	b.int("cluster_nodes_alive", nodesUp)
+	b.int("cluster_proxies", proxies)
+	b.int("cluster_proxies_alive", proxiesUp)
+	b.int("cluster_slots_assigned", assigned)
+	b.int("cluster_slots_served", ok)
+	for i, m := range t.members {
+		b.str("member"+strconv.Itoa(i), fmt.Sprintf("id=%s,role=%s,addr=%s,state=%s,slots=%s",
+			m.id, m.role, m.addr, m.state, FormatRanges(t.ranges(int32(i)))))
 	}
 }

@@ -30,11 +30,17 @@ import (
 //	shardgate_proxy_node_errors_total{node}            counter
 //	shardgate_proxy_node_connections{node}             gauge
 //	shardgate_proxy_node_batch_duration_seconds{node}  histogram
+//	shardgate_proxy_redirects_total{kind}              counter
+//	shardgate_proxy_cluster_members{role,state}        gauge (cluster mode)
+//	shardgate_proxy_cluster_epoch                      gauge (cluster mode)
 //
 // plus the Go runtime and process collectors. command is the command's
 // full lower-case name ("get", "client|list"); a command the table does
 // not know is counted under "unknown", an unknown subcommand under its
-// parent's name. node is the node's address.
+// parent's name. node is the node's address: the series follow the nodes
+// the proxy knows, including those it met through the cluster view or a
+// MOVED reply. kind is moved, ask or tryagain (redirections followed) or
+// exhausted (commands that ran out of hops).
 //
 // Command latency is measured per command, from when the proxy starts on
 // the batch the command was read in (one clock read per batch: the
@@ -159,7 +165,9 @@ type metrics struct {
 	cmds  []latencyHist // by slots.Command.ID, then the extras
 	names []string      // label per index of cmds
 
-	cmdCount, cmdLatency, nodeLatency *prometheus.Desc
+	cmdCount, cmdLatency, nodeLatency   *prometheus.Desc
+	nodeRequests, nodeErrors, nodeConns *prometheus.Desc
+	redirects, members, epoch           *prometheus.Desc
 
 	ln   net.Listener
 	http *http.Server
@@ -219,6 +227,19 @@ func newMetrics(s *Server) (*metrics, error) {
 		m.names[slots.NumIDs()+i] = n
 	}
 
+	m.nodeRequests = prometheus.NewDesc("shardgate_proxy_node_requests_total",
+		"Commands sent to a node.", []string{"node"}, nil)
+	m.nodeErrors = prometheus.NewDesc("shardgate_proxy_node_errors_total",
+		"Failed connection attempts to a node and connections to it lost with requests in flight.", []string{"node"}, nil)
+	m.nodeConns = prometheus.NewDesc("shardgate_proxy_node_connections",
+		"Open connections to a node.", []string{"node"}, nil)
+	m.redirects = prometheus.NewDesc("shardgate_proxy_redirects_total",
+		"Node redirections the proxy followed, by kind (moved, ask, tryagain), and commands whose redirections ran out of hops (exhausted).", []string{"kind"}, nil)
+	m.members = prometheus.NewDesc("shardgate_proxy_cluster_members",
+		"Cluster members in the proxy's view, by role and state (cluster mode only).", []string{"role", "state"}, nil)
+	m.epoch = prometheus.NewDesc("shardgate_proxy_cluster_epoch",
+		"The highest epoch in the slot table the proxy routes by (cluster mode only).", nil, nil)
+
 	st := &s.stats
 	counter := func(name, help string, f func() int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f()) })
@@ -233,27 +254,22 @@ func newMetrics(s *Server) (*metrics, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shardgate_proxy_connected_clients", Help: "Open client connections."},
 			func() float64 { return float64(s.numClients()) }),
 	)
-	for _, p := range s.nodes {
-		labels := prometheus.Labels{"node": p.addr}
-		m.reg.MustRegister(
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shardgate_proxy_node_requests_total",
-				Help: "Commands sent to a node.", ConstLabels: labels}, func() float64 { return float64(p.requests.Load()) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "shardgate_proxy_node_errors_total",
-				Help: "Failed connection attempts to a node and connections to it lost with requests in flight.", ConstLabels: labels},
-				func() float64 { return float64(p.errors.Load()) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shardgate_proxy_node_connections",
-				Help: "Open connections to a node.", ConstLabels: labels}, func() float64 { return float64(p.numConns()) }),
-		)
-	}
 	return m, nil
 }
 
 // Describe and Collect make metrics the collector of the per-command and
-// per-node histograms.
+// per-node series, which follow the nodes the proxy knows, and of the
+// cluster view's.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.cmdCount
 	ch <- m.cmdLatency
 	ch <- m.nodeLatency
+	ch <- m.nodeRequests
+	ch <- m.nodeErrors
+	ch <- m.nodeConns
+	ch <- m.redirects
+	ch <- m.members
+	ch <- m.epoch
 }
 
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
@@ -265,10 +281,35 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.cmdCount, prometheus.CounterValue, float64(total), m.names[i])
 		ch <- h
 	}
-	for _, p := range m.srv.nodes {
+	for _, p := range m.srv.route.all() {
 		if h, _ := constHistogram(m.nodeLatency, &p.latency.latencyHist, p.addr); h != nil {
 			ch <- h
 		}
+		ch <- prometheus.MustNewConstMetric(m.nodeRequests, prometheus.CounterValue, float64(p.requests.Load()), p.addr)
+		ch <- prometheus.MustNewConstMetric(m.nodeErrors, prometheus.CounterValue, float64(p.errors.Load()), p.addr)
+		ch <- prometheus.MustNewConstMetric(m.nodeConns, prometheus.GaugeValue, float64(p.numConns()), p.addr)
+	}
+	rd := &m.srv.route.redirects
+	for _, k := range []struct {
+		kind string
+		n    *atomic.Int64
+	}{{"moved", &rd.moved}, {"ask", &rd.ask}, {"tryagain", &rd.tryAgain}, {"exhausted", &rd.exhausted}} {
+		ch <- prometheus.MustNewConstMetric(m.redirects, prometheus.CounterValue, float64(k.n.Load()), k.kind)
+	}
+	if t := m.srv.route.view.Load(); t != nil {
+		counts := map[[2]string]int{}
+		for _, role := range []memberRole{roleNode, roleProxy} {
+			for _, st := range []memberState{stateAlive, stateSuspect, stateDead, stateLeft} {
+				counts[[2]string{role.String(), st.String()}] = 0
+			}
+		}
+		for _, mb := range t.members {
+			counts[[2]string{mb.role.String(), mb.state.String()}]++
+		}
+		for k, n := range counts {
+			ch <- prometheus.MustNewConstMetric(m.members, prometheus.GaugeValue, float64(n), k[0], k[1])
+		}
+		ch <- prometheus.MustNewConstMetric(m.epoch, prometheus.GaugeValue, float64(t.epoch))
 	}
 }
 

@@ -130,26 +130,38 @@ func cmdExec(c *client, args [][]byte) {
 		return
 	}
 	c.discardTx()
-	node := 0
+	node := c.srv.firstNode()
 	switch {
 	case tx.slot >= 0:
-		node = c.srv.topo.Owner(uint16(tx.slot))
+		node = c.srv.route.ownerOf(uint16(tx.slot))
 	case len(c.watch) > 0:
 		for n := range c.watch {
 			node = n
 			break
 		}
 	}
+	if node < 0 {
+		c.releaseWatches(false)
+		c.localError(resp.ErrClusterDownSlot)
+		return
+	}
 	tx.buf = resp.AppendCommand(tx.buf, [][]byte{[]byte("EXEC")})
 	if len(c.watch) == 0 {
 		// One block on the shared connection: the node runs it whole.
-		var last *request
-		s := &c.sends[node]
+		// Redirected, it goes whole to the new node (moved.go).
+		var first, last *request
+		s := c.sendTo(node)
+		start := len(s.buf)
 		s.buf = append(s.buf, tx.buf...)
 		for range tx.n + 2 {
 			last = c.newRequest()
+			last.node = int32(node)
+			if first == nil {
+				first = last
+			}
 			s.reqs = append(s.reqs, last)
 		}
+		first.cmd, first.unit = s.buf[start:], int32(tx.n+2)
 		c.addReq(last)
 		return
 	}
@@ -180,8 +192,32 @@ func cmdExec(c *client, args [][]byte) {
 	}
 	c.releaseWatches(true)
 	mark = len(c.local.B)
-	c.local.Raw(replies[len(replies)-1])
+	if txMoved(c.srv, replies) {
+		// The slot moved since the WATCH: nothing ran, and the watched
+		// keys are not on this node any more, which for the client is
+		// as if they had changed: EXEC's null makes it try again (the
+		// next WATCH goes to the new owner).
+		c.local.NullArray()
+	} else {
+		c.local.Raw(replies[len(replies)-1])
+	}
 	c.addLocal(mark)
+}
+
+// txMoved reports whether a MULTI ... EXEC block's replies show that the
+// node refused it for a moved slot (a queued command or EXEC answered
+// MOVED, and EXEC did not run); the new owner is noted.
+func txMoved(s *Server, replies [][]byte) bool {
+	exec := replies[len(replies)-1]
+	if len(exec) == 0 || exec[0] != '-' {
+		return false
+	}
+	for _, r := range replies {
+		if s.movedReply(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchBroken reports whether a watched key changed, by running an empty
@@ -218,24 +254,42 @@ func cmdWatch(c *client, args [][]byte) {
 		c.addLocal(mark)
 		return
 	}
-	node := c.srv.topo.Owner(slots.Slot(args[1]))
-	conn := c.watch[node]
-	if conn == nil {
-		c.finishBatch()
-		var err error
-		conn, err = c.srv.nodes[node].dedicatedConn(c.w.Proto)
-		if err != nil {
+	cmd := resp.AppendCommand(nil, args)
+	slot := slots.Slot(args[1])
+	var reply []byte
+	for hop := 0; ; hop++ {
+		node := c.srv.route.ownerOf(slot)
+		if node < 0 {
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
-		if c.watch == nil {
-			c.watch = map[int]*nodeConn{}
+		conn, fresh := c.watch[node], false
+		if conn == nil {
+			c.finishBatch()
+			var err error
+			conn, err = c.srv.route.pool(node).dedicatedConn(c.w.Proto)
+			if err != nil {
+				c.localError(resp.ErrClusterDownSlot)
+				return
+			}
+			if c.watch == nil {
+				c.watch = map[int]*nodeConn{}
+			}
+			c.watch[node], fresh = conn, true
 		}
-		c.watch[node] = conn
+		reply = c.roundTripOn(conn, [][]byte{cmd}, 1)[0]
+		// The keys' slot moved: WATCH them on the new owner. A
+		// connection taken for this WATCH holds nothing and goes back.
+		if hop == maxRedirects || !c.srv.movedReply(reply) {
+			break
+		}
+		if fresh {
+			delete(c.watch, node)
+			c.srv.route.pool(node).release(conn)
+		}
 	}
-	replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, args)}, 1)
 	mark := len(c.local.B)
-	c.local.Raw(replies[0])
+	c.local.Raw(reply)
 	c.addLocal(mark)
 }
 
@@ -282,7 +336,11 @@ func (c *client) roundTripOn(conn *nodeConn, data [][]byte, n int) [][]byte {
 // shared connection to node after finishing the batch.
 func (c *client) roundTripShared(node int, data []byte, n int) [][]byte {
 	c.finishBatch()
-	conn, err := c.srv.nodes[node].sharedConn(c.w.Proto, c.connIdx())
+	var conn *nodeConn
+	err := errNodeDown
+	if node >= 0 {
+		conn, err = c.srv.route.pool(node).sharedConn(c.w.Proto, c.connIdx())
+	}
 	if err != nil {
 		out := make([][]byte, n)
 		for i := range out {

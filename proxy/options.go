@@ -44,8 +44,14 @@ func (m CrossSlotMode) String() string {
 type Options struct {
 	// Addr is the client listen address, e.g. "127.0.0.1:7379".
 	Addr string
-	// Topology says which node serves which slot. Required.
+	// Topology says which node serves which slot (static mode: --nodes).
+	// Exactly one of Topology and Cluster is required.
 	Topology Topology
+	// Cluster is the gossip cluster to follow (cluster mode: --join): the
+	// proxy routes by its view, creating backends for nodes that join,
+	// retiring those that leave, and answering a dead node's slots with
+	// CLUSTERDOWN. The proxy takes the view's member id as its own.
+	Cluster ClusterSource
 	// CrossSlot is the cross-slot policy.
 	CrossSlot CrossSlotMode
 	// RequirePass, when set, makes clients AUTH before anything else.
@@ -111,8 +117,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Addr == "" {
 		o.Addr = d.Addr
 	}
-	if o.Topology == nil || len(o.Topology.Nodes()) == 0 {
-		return o, errors.New("proxy: a topology with at least one node is required")
+	switch {
+	case o.Topology != nil && o.Cluster != nil:
+		return o, errors.New("proxy: a static topology and a cluster source are exclusive")
+	case o.Cluster != nil:
+	case o.Topology == nil || len(o.Topology.Nodes()) == 0:
+		return o, errors.New("proxy: a topology with at least one node (or a cluster source) is required")
 	}
 	if o.MaxClients == 0 {
 		o.MaxClients = d.MaxClients

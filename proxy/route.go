@@ -153,9 +153,9 @@ func (c *client) handleCommand(args [][]byte) {
 	}
 	switch r.kind {
 	case routeKeyed:
-		n := 0
+		n := c.srv.firstNode()
 		if slot >= 0 {
-			n = c.srv.topo.Owner(uint16(slot))
+			n = c.srv.route.ownerOf(uint16(slot))
 		}
 		if r.blocking && blocksOnNode(cmd, args) {
 			c.blockingCall(n, cmd, args)
@@ -175,14 +175,33 @@ func (c *client) handleCommand(args [][]byte) {
 }
 
 // anyNode picks the node for commands every node answers alike: the
-// first one that is not known to be down.
+// first served one that is not known to be down (else the first served
+// one, whose reply tells; noOwner when the proxy knows no node).
 func (s *Server) anyNode() int {
-	for i, p := range s.nodes {
+	first := noOwner
+	for i, p := range s.route.all() {
+		if !p.served() {
+			continue
+		}
 		if !p.down.Load() {
 			return i
 		}
+		if first == noOwner {
+			first = i
+		}
 	}
-	return 0
+	return first
+}
+
+// firstNode is the node for keyed commands that name no key: the first
+// served one (node 0 in static mode), or noOwner.
+func (s *Server) firstNode() int {
+	for i, p := range s.route.all() {
+		if p.served() {
+			return i
+		}
+	}
+	return noOwner
 }
 
 // unknownCommand serves the names the command table lacks: the proxy's

@@ -74,7 +74,7 @@ func (b segmentBackend) Do(_ context.Context, cmds [][][]byte) ([]resp.Value, er
 			k = 2
 		}
 		if k < len(args) {
-			nodes[i] = b.c.srv.topo.Owner(slots.Slot(args[k]))
+			nodes[i] = b.c.srv.route.ownerOf(slots.Slot(args[k]))
 		}
 	}
 	return b.c.roundTrip(nodes, cmds), nil

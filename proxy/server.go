@@ -16,12 +16,13 @@ import (
 
 // Server is a running proxy.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	topo   Topology
-	nodes  []*nodePool
-	routes []route // by slots.Command.ID
-	myID   string  // the 40-hex node id CLUSTER replies present
+	opts  Options
+	log   *slog.Logger
+	route *routing // slot table and backends (dynamic.go)
+	// routes are the commands' ways of being served, by
+	// slots.Command.ID.
+	routes []route
+	myID   string // the 40-hex node id CLUSTER replies present
 	seg    *segbit.Handler
 	start  time.Time
 
@@ -57,14 +58,11 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:  o,
 		log:   o.Logger,
-		topo:  o.Topology,
 		start: o.Now(),
 		stop:  make(chan struct{}),
 		myID:  stableClusterID(o.Addr),
 	}
-	for i, n := range o.Topology.Nodes() {
-		s.nodes = append(s.nodes, newNodePool(s, i, n.Addr))
-	}
+	s.route = newRouting(s)
 	s.routes = buildRoutes()
 	if s.seg, err = newSegments(o); err != nil {
 		return nil, err
@@ -73,6 +71,11 @@ func New(opts Options) (*Server, error) {
 		if s.metrics, err = newMetrics(s); err != nil {
 			return nil, err
 		}
+	}
+	if o.Cluster != nil {
+		s.startCluster()
+	} else {
+		s.route.setStatic(o.Topology)
 	}
 	return s, nil
 }
@@ -93,13 +96,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("proxy: server closed")
 	}
 	s.startStats()
-	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", len(s.nodes), "cross-slot", s.opts.CrossSlot.String())
+	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		s.watchdog()
 	}()
+	if s.opts.Cluster != nil {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.followCluster()
+		}()
+	}
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
 }
@@ -124,11 +134,11 @@ func (s *Server) Close() error {
 	// Close the node connections before waiting for the clients: a client
 	// waiting for a node that does not answer would wait for the watchdog,
 	// which has stopped. Connections dialed meanwhile are closed after.
-	for _, p := range s.nodes {
+	for _, p := range s.route.all() {
 		p.closeAll()
 	}
 	s.wg.Wait()
-	for _, p := range s.nodes {
+	for _, p := range s.route.all() {
 		p.closeAll()
 	}
 	s.bg.Wait()
@@ -158,5 +168,9 @@ func (s *Server) accept(nc net.Conn) {
 
 func (s *Server) removeClient(c *client) { s.clients.Remove(c.id) }
 
-// Topology returns the proxy's topology.
-func (s *Server) Topology() Topology { return s.topo }
+// Topology returns the proxy's routing as it stands now: the backends it
+// knows, numbered as the proxy numbers them everywhere (INFO's node<i>),
+// and the slots each serves (a slot nobody serves has owner -1). In
+// static mode this is Options.Topology until a node redirects a slot
+// with MOVED.
+func (s *Server) Topology() Topology { return s.route.snapshot() }

@@ -59,7 +59,7 @@ func splitBySlot(args [][]byte, stride int) []*slotPart {
 // sendParts forwards every part to its slot's node.
 func (c *client) sendParts(parts []*slotPart) {
 	for _, p := range parts {
-		p.req = c.forward(c.srv.topo.Owner(p.slot), p.args)
+		p.req = c.forward(c.srv.route.ownerOf(p.slot), p.args)
 	}
 }
 
@@ -68,7 +68,7 @@ func (c *client) partError(parts []*slotPart) []byte {
 	for _, p := range parts {
 		if r := p.req.reply; len(r) > 0 && (r[0] == '-' || r[0] == '!') {
 			v := decodeReply(r)
-			msg := fmt.Sprintf(resp.ErrSplitPart, p.slot, c.srv.nodes[c.srv.topo.Owner(p.slot)].addr, bytes.TrimSpace(v.Str))
+			msg := fmt.Sprintf(resp.ErrSplitPart, p.slot, c.srv.nodeAddr(int(p.req.node)), bytes.TrimSpace(v.Str))
 			var w resp.Writer
 			w.Error(msg)
 			return w.B

@@ -64,10 +64,8 @@ func NewStaticTopology(addrs []string) (*StaticTopology, error) {
 	}
 	seen := map[string]bool{}
 	t := &StaticTopology{}
-	per := float64(slots.Count) / float64(len(addrs))
-	first := 0
-	cursor := 0.0
-	for i, a := range addrs {
+	for i, r := range spreadSlots(len(addrs)) {
+		a := addrs[i]
 		if a == "" {
 			return nil, fmt.Errorf("proxy: empty node address")
 		}
@@ -75,21 +73,34 @@ func NewStaticTopology(addrs []string) (*StaticTopology, error) {
 			return nil, fmt.Errorf("proxy: node %s listed twice", a)
 		}
 		seen[a] = true
+		t.nodes = append(t.nodes, NodeInfo{Addr: a, Ranges: []SlotRange{r}})
+		for s := int(r.First); s <= int(r.Last); s++ {
+			t.owner[s] = uint16(i)
+		}
+	}
+	return t, nil
+}
+
+// spreadSlots divides the 16384 slots into n (1 to 16384) contiguous
+// ranges the way redis-cli --cluster create does.
+func spreadSlots(n int) []SlotRange {
+	out := make([]SlotRange, 0, n)
+	per := float64(slots.Count) / float64(n)
+	first := 0
+	cursor := 0.0
+	for i := range n {
 		last := int(cursor + per - 1 + 0.5) // redis-cli rounds the same way
-		if last > slots.Count-1 || i == len(addrs)-1 {
+		if last > slots.Count-1 || i == n-1 {
 			last = slots.Count - 1
 		}
 		if last < first {
 			last = first
 		}
-		t.nodes = append(t.nodes, NodeInfo{Addr: a, Ranges: []SlotRange{{uint16(first), uint16(last)}}})
-		for s := first; s <= last; s++ {
-			t.owner[s] = uint16(i)
-		}
+		out = append(out, SlotRange{uint16(first), uint16(last)})
 		first = last + 1
 		cursor += per
 	}
-	return t, nil
+	return out
 }
 
 // Nodes implements Topology.

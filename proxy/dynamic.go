@@ -1,0 +1,275 @@
+package proxy
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Routing state. The proxy routes by a slot → backend table that can
+// change while it serves: in static mode (Options.Topology) only MOVED
+// replies change it; in cluster mode (Options.Cluster) the gossip view
+// does too (dynamic_view.go applies each new view).
+//
+// Backends (nodePools) are known by their RESP address and numbered in the
+// order the proxy first met them; a number is never reused, so a client's
+// per-backend scratch (sends, cached connections, WATCH connections) stays
+// valid when backends come and go. The list of pools only grows (a
+// published slice, replaced on append); a pool whose node left is retired:
+// its connections are closed and it answers CLUSTERDOWN at once, until its
+// address shows up again. The slot table is 16384 atomics holding a pool
+// number or -1 (nobody serves the slot), read without locks on every
+// command. Pools are always published before any slot points at them.
+//
+// Lock order: routing.mu, then a nodePool's mu. A pool's mu is never held
+// while taking routing.mu.
+
+// poolState says whether a backend is served.
+type poolState uint32
+
+const (
+	// poolLive: commands go to the node.
+	poolLive poolState = iota
+	// poolDead: the cluster view says the node is dead (or left while
+	// owning slots): its slots answer CLUSTERDOWN at once.
+	poolDead
+	// poolRetired: the node is no longer a member and owns nothing;
+	// commands that still reach it answer CLUSTERDOWN.
+	poolRetired
+)
+
+func (s poolState) String() string {
+	switch s {
+	case poolDead:
+		return "dead"
+	case poolRetired:
+		return "retired"
+	}
+	return "live"
+}
+
+// noOwner in the slot table: nobody serves the slot.
+const noOwner = -1
+
+// routing is the proxy's slot table and backend list.
+type routing struct {
+	srv *Server
+
+	pools atomic.Pointer[[]*nodePool] // by number; only grows
+	owner [slots.Count]atomic.Int32   // pool number or noOwner
+
+	mu     sync.Mutex
+	byAddr map[string]int       // pool number by address
+	moved  map[uint16]movedHint // owners learned from MOVED that the view has not confirmed
+	// table is the last cluster view applied; nil in static mode.
+	table *clusterTable
+
+	// view is table for lock-free readers (CLUSTER replies, INFO).
+	view atomic.Pointer[clusterTable]
+	// refresh asks the follower to re-read the cluster view (MOVED).
+	refresh chan struct{}
+
+	redirects redirectStats
+}
+
+// movedHint is an owner learned from a MOVED reply: pool serves slot, and
+// the view's claim for it was at epoch when the reply came. A view whose
+// claim for the slot has a higher epoch replaces it.
+type movedHint struct {
+	pool  int32
+	epoch uint64
+}
+
+// redirectStats count the node redirections the proxy followed.
+type redirectStats struct {
+	moved    atomic.Int64
+	ask      atomic.Int64
+	tryAgain atomic.Int64
+	// exhausted counts commands whose redirections ran out of hops (the
+	// client got the node's last reply).
+	exhausted atomic.Int64
+}
+
+func newRouting(s *Server) *routing {
+	r := &routing{srv: s, byAddr: map[string]int{}, moved: map[uint16]movedHint{}, refresh: make(chan struct{}, 1)}
+	r.pools.Store(&[]*nodePool{})
+	for i := range r.owner {
+		r.owner[i].Store(noOwner)
+	}
+	return r
+}
+
+// setStatic fills the table from a static topology: pool i is node i.
+func (r *routing) setStatic(t Topology) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range t.Nodes() {
+		r.poolForLocked(n.Addr)
+	}
+	for s := range r.owner {
+		r.owner[s].Store(int32(t.Owner(uint16(s))))
+	}
+}
+
+// all returns every pool, by number (retired ones included).
+func (r *routing) all() []*nodePool { return *r.pools.Load() }
+
+// pool returns pool n.
+func (r *routing) pool(n int) *nodePool { return (*r.pools.Load())[n] }
+
+// numPools is the number of pools ever created.
+func (r *routing) numPools() int { return len(*r.pools.Load()) }
+
+// ownerOf returns the pool serving slot, or noOwner.
+func (r *routing) ownerOf(slot uint16) int {
+	return int(r.owner[slot&(slots.Count-1)].Load())
+}
+
+// poolFor returns the number of the pool for addr, creating it (or
+// reviving a retired one: a node answers there again) if needed.
+func (r *routing) poolFor(addr string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.poolForLocked(addr)
+	if p := r.pool(n); p.getState() == poolRetired {
+		r.setPoolState(p, poolLive)
+	}
+	return n
+}
+
+func (r *routing) poolForLocked(addr string) int {
+	if n, ok := r.byAddr[addr]; ok {
+		return n
+	}
+	old := r.all()
+	n := len(old)
+	p := newNodePool(r.srv, n, addr)
+	pools := make([]*nodePool, n+1)
+	copy(pools, old)
+	pools[n] = p
+	r.pools.Store(&pools)
+	r.byAddr[addr] = n
+	return n
+}
+
+// setPoolState moves p to st; a pool leaving the live state has its
+// connections closed, which fails what is in flight on them and wakes the
+// clients blocked there (blocking.go). r.mu is held.
+func (r *routing) setPoolState(p *nodePool, st poolState) {
+	old := p.getState()
+	if old == st {
+		return
+	}
+	p.state.Store(uint32(st))
+	log := r.srv.log
+	switch st {
+	case poolLive:
+		p.mu.Lock()
+		p.downUntil = time.Time{}
+		p.down.Store(false)
+		p.mu.Unlock()
+		if old == poolDead {
+			log.Info("node alive again; serving its slots", "node", p.addr)
+		}
+	case poolDead:
+		log.Warn("node dead; its slots answer CLUSTERDOWN", "node", p.addr)
+		p.closeAll()
+	case poolRetired:
+		if old == poolLive {
+			log.Info("node no longer in the cluster; connections closed", "node", p.addr)
+		}
+		p.closeAll()
+	}
+}
+
+// noteMoved records that slot is served at addr (a MOVED reply) and asks
+// for a fresh view. It returns the pool to retry on.
+func (r *routing) noteMoved(slot uint16, addr string) int {
+	r.redirects.moved.Add(1)
+	r.mu.Lock()
+	n := r.poolForLocked(addr)
+	p := r.pool(n)
+	if p.getState() == poolRetired {
+		r.setPoolState(p, poolLive)
+	}
+	prev := r.owner[slot].Swap(int32(n))
+	if r.table != nil {
+		r.moved[slot] = movedHint{pool: int32(n), epoch: r.table.slots[slot].epoch}
+	}
+	r.mu.Unlock()
+	if prev != int32(n) {
+		r.srv.log.Debug("slot moved", "slot", slot, "to", addr)
+	}
+	r.requestRefresh()
+	return n
+}
+
+// requestRefresh asks the cluster follower to apply the source's current
+// view now; a no-op in static mode or when a refresh is already pending.
+func (r *routing) requestRefresh() {
+	select {
+	case r.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// ranges returns the slot ranges pool n serves, ascending.
+func (r *routing) ranges(n int) []SlotRange {
+	var out []SlotRange
+	for s := 0; s < slots.Count; s++ {
+		if int(r.owner[s].Load()) != n {
+			continue
+		}
+		first := s
+		for s+1 < slots.Count && int(r.owner[s+1].Load()) == n {
+			s++
+		}
+		out = append(out, SlotRange{uint16(first), uint16(s)})
+	}
+	return out
+}
+
+// rangeEnd is the last slot of the run of slots from slot on that pool n
+// serves (slot itself if n does not serve it).
+func (r *routing) rangeEnd(n int, slot uint16) int {
+	end := int(slot)
+	for end+1 < slots.Count && int(r.owner[end+1].Load()) == n {
+		end++
+	}
+	return end
+}
+
+// nodeAddr is pool n's address, for messages; "-" for noOwner.
+func (s *Server) nodeAddr(n int) string {
+	if n < 0 || n >= s.route.numPools() {
+		return "-"
+	}
+	return s.route.pool(n).addr
+}
+
+// snapshot is the routing state as a Topology: the pools in number
+// order (retired ones included, so numbers match) and the owners now.
+type snapshot struct {
+	nodes []NodeInfo
+	owner [slots.Count]int32
+}
+
+func (r *routing) snapshot() *snapshot {
+	sn := &snapshot{}
+	for s := range sn.owner {
+		sn.owner[s] = r.owner[s].Load()
+	}
+	for i, p := range r.all() {
+		sn.nodes = append(sn.nodes, NodeInfo{Addr: p.addr, Ranges: r.ranges(i)})
+	}
+	return sn
+}
+
+// Nodes implements Topology.
+func (t *snapshot) Nodes() []NodeInfo { return t.nodes }
+
+// Owner implements Topology: the node's index, or -1 when no node serves
+// the slot.
+func (t *snapshot) Owner(slot uint16) int { return int(t.owner[slot&(slots.Count-1)]) }

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// testView is a view over node members a, b, c (ids 1, 2, 3) with the
+// given owners by slot (missing: unassigned) and epochs.
+func testView(owners map[uint16]cluster.SlotOwner, states ...cluster.State) *cluster.View {
+	v := &cluster.View{Self: "ff", Slots: new([cluster.NumSlots]cluster.SlotOwner)}
+	for i, a := range []string{"a:1", "b:1", "c:1"} {
+		st := cluster.StateAlive
+		if i < len(states) {
+			st = states[i]
+		}
+		v.Members = append(v.Members, cluster.Member{ID: cluster.NodeID(rune('1' + i)), Role: cluster.RoleNode, Addr: a, State: st})
+	}
+	for s, o := range owners {
+		v.Slots[s] = o
+		v.Epoch = max(v.Epoch, o.Epoch)
+	}
+	return v
+}
+
+func newTestRouting(t *testing.T) *routing {
+	s, err := New(Options{Cluster: &fixedSource{testView(nil)}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.route
+}
+
+type fixedSource struct{ v *cluster.View }
+
+func (f *fixedSource) View() *cluster.View      { return f.v }
+func (f *fixedSource) Changes() <-chan struct{} { return nil }
+
+func (r *routing) ownerAddr(slot uint16) string {
+	n := r.ownerOf(slot)
+	if n < 0 {
+		return ""
+	}
+	return r.pool(n).addr
+}
+
+// TestMovedHintAgainstViews: an owner learned from MOVED stands while the
+// views that come carry the same claim for the slot (gossip has not
+// caught up), and gives way to any view with a newer claim.
+func TestMovedHintAgainstViews(t *testing.T) {
+	r := newTestRouting(t)
+	a1 := map[uint16]cluster.SlotOwner{5: {Owner: "1", Epoch: 1}, 6: {Owner: "1", Epoch: 1}}
+	r.applyTable(tableFromView(testView(a1)))
+	if got := r.ownerAddr(5); got != "a:1" {
+		t.Fatalf("slot 5 at %q", got)
+	}
+	if got := r.ownerAddr(7); got != "" {
+		t.Fatalf("unassigned slot 7 at %q", got)
+	}
+	// MOVED to b, then to an address the view does not know.
+	r.noteMoved(5, "b:1")
+	r.noteMoved(6, "x:1")
+	r.applyTable(tableFromView(testView(a1)))
+	if got := r.ownerAddr(5); got != "b:1" {
+		t.Errorf("after the same view, slot 5 at %q, want the MOVED owner", got)
+	}
+	if got := r.ownerAddr(6); got != "x:1" {
+		t.Errorf("after the same view, slot 6 at %q, want the MOVED owner", got)
+	}
+	if p := r.pool(r.ownerOf(6)); p.getState() != poolLive {
+		t.Errorf("the pool learned from MOVED is %v", p.getState())
+	}
+	// A newer claim wins, whoever it names.
+	r.applyTable(tableFromView(testView(map[uint16]cluster.SlotOwner{5: {Owner: "3", Epoch: 2}, 6: {Owner: "1", Epoch: 2}})))
+	if got := r.ownerAddr(5); got != "c:1" {
+		t.Errorf("slot 5 at %q, want c:1 (epoch 2)", got)
+	}
+	if got := r.ownerAddr(6); got != "a:1" {
+		t.Errorf("slot 6 at %q, want a:1 (epoch 2)", got)
+	}
+	if len(r.moved) != 0 {
+		t.Errorf("hints left: %v", r.moved)
+	}
+	// The pool nobody needs any more is retired; a MOVED to it revives it.
+	x := r.byAddr["x:1"]
+	if st := r.pool(x).getState(); st != poolRetired {
+		t.Errorf("x:1 is %v, want retired", st)
+	}
+	r.noteMoved(6, "x:1")
+	if st := r.pool(x).getState(); st != poolLive || r.ownerOf(6) != x {
+		t.Errorf("x:1 after MOVED: %v, owner %d", st, r.ownerOf(6))
+	}
+}
+
+// TestViewStates: dead members' pools are dead (their slots point at them,
+// answered CLUSTERDOWN), a live member sharing a dead one's address wins,
+// and pools are numbered once for good.
+func TestViewStates(t *testing.T) {
+	r := newTestRouting(t)
+	owners := map[uint16]cluster.SlotOwner{0: {Owner: "1", Epoch: 1}, 1: {Owner: "2", Epoch: 1}}
+	r.applyTable(tableFromView(testView(owners, cluster.StateAlive, cluster.StateDead)))
+	a, b := r.byAddr["a:1"], r.byAddr["b:1"]
+	if r.pool(a).getState() != poolLive || r.pool(b).getState() != poolDead || r.ownerOf(1) != b {
+		t.Fatalf("states %v %v, slot 1 at %d", r.pool(a).getState(), r.pool(b).getState(), r.ownerOf(1))
+	}
+	// Member 2 restarted under a new id on the same address.
+	v := testView(owners, cluster.StateAlive, cluster.StateDead)
+	v.Members = append(v.Members, cluster.Member{ID: "4", Role: cluster.RoleNode, Addr: "b:1", State: cluster.StateAlive})
+	r.applyTable(tableFromView(v))
+	if r.pool(b).getState() != poolLive {
+		t.Errorf("b:1 with a live member is %v", r.pool(b).getState())
+	}
+	if r.numPools() != 3 {
+		t.Errorf("%d pools, want 3", r.numPools())
+	}
+	// Suspect counts as up; left owning slots as dead.
+	r.applyTable(tableFromView(testView(owners, cluster.StateSuspect, cluster.StateLeft)))
+	if r.pool(a).getState() != poolLive || r.pool(b).getState() != poolDead {
+		t.Errorf("suspect %v, left %v", r.pool(a).getState(), r.pool(b).getState())
+	}
+	sn := r.snapshot()
+	if sn.Owner(0) != a || sn.Owner(2) != -1 || len(sn.Nodes()) != 3 || FormatRanges(sn.Nodes()[a].Ranges) != "0" {
+		t.Errorf("snapshot %+v", sn.Nodes())
+	}
+	for s := 2; s < slots.Count; s++ {
+		if r.ownerOf(uint16(s)) != noOwner {
+			t.Fatalf("slot %d has an owner", s)
+		}
+	}
+}
+
+func TestParseRedirect(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want redirect
+	}{
+		{"-MOVED 3999 127.0.0.1:6381\r\n", redirect{redirectMoved, 3999, "127.0.0.1:6381"}},
+		{"-ASK 0 [::1]:7000\r\n", redirect{redirectAsk, 0, "[::1]:7000"}},
+		{"-TRYAGAIN Multiple keys request during rehashing of slot\r\n", redirect{kind: redirectTryAgain}},
+		{"-MOVED 16384 a:1\r\n", redirect{}},
+		{"-MOVED x a:1\r\n", redirect{}},
+		{"-MOVED 5\r\n", redirect{}},
+		{"-MOVED 5 a:1 b\r\n", redirect{}},
+		{"+MOVED 5 a:1\r\n", redirect{}},
+		{"-MOVEDX 5 a:1\r\n", redirect{}},
+		{"-ERR MOVED 5 a:1\r\n", redirect{}},
+	} {
+		if got := parseRedirect([]byte(tc.in)); got != tc.want {
+			t.Errorf("%q: %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package proxy_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Cluster mode: the proxy follows a cluster view (here a test source
+// standing in for gossip) over standalone shardgate nodes, which serve
+// whatever they are sent, so where a key lands shows the proxy's routing.
+
+// viewEnv is n nodes, a source and a proxy following it.
+type viewEnv struct {
+	src   *proxytest.Source
+	px    *proxy.Server
+	addr  string // the proxy's
+	nodes []string
+	ids   []cluster.NodeID // the nodes' member ids: ID(1..n)
+	self  cluster.NodeID   // the proxy's: ID(100)
+}
+
+func nodeMember(id cluster.NodeID, addr string, st cluster.State) cluster.Member {
+	return cluster.Member{ID: id, Role: cluster.RoleNode, Addr: addr, State: st}
+}
+
+func proxyMember(id cluster.NodeID, addr string, st cluster.State) cluster.Member {
+	return cluster.Member{ID: id, Role: cluster.RoleProxy, Addr: addr, State: st}
+}
+
+// startViewEnv starts n nodes and a proxy whose first view has them all
+// alive, each owning a contiguous third (or so) of the slots at epoch 1.
+func startViewEnv(t *testing.T, n int, opts proxy.Options) *viewEnv {
+	t.Helper()
+	e := &viewEnv{self: proxytest.ID(100)}
+	var tab proxytest.Slots
+	per := slots.Count / n
+	for i := range n {
+		_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+		e.nodes = append(e.nodes, addr)
+		e.ids = append(e.ids, proxytest.ID(i+1))
+		last := (i+1)*per - 1
+		if i == n-1 {
+			last = slots.Count - 1
+		}
+		tab.Assign(i*per, last, e.ids[i], 1)
+	}
+	e.src = proxytest.NewSource(e.view(&tab, nil))
+	opts.Cluster = e.src
+	e.px, e.addr, _ = proxytest.StartProxy(t, opts)
+	return e
+}
+
+// view is the nodes (all alive unless states says otherwise, by index)
+// and the proxy itself.
+func (e *viewEnv) view(tab *proxytest.Slots, states map[int]cluster.State, extra ...cluster.Member) *cluster.View {
+	ms := []cluster.Member{proxyMember(e.self, e.addr, cluster.StateAlive)}
+	for i, a := range e.nodes {
+		st, ok := states[i]
+		if !ok {
+			st = cluster.StateAlive
+		}
+		ms = append(ms, nodeMember(e.ids[i], a, st))
+	}
+	return proxytest.View(e.self, append(ms, extra...), tab)
+}
+
+// keyIn returns a key whose slot lies in [first, last].
+func keyIn(prefix string, first, last int) string {
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("%s%d", prefix, i)
+		if s := int(slots.SlotString(k)); s >= first && s <= last {
+			return k
+		}
+	}
+}
+
+// on reports whether key exists on the node at addr.
+func on(t *testing.T, addr, key string) bool {
+	t.Helper()
+	c := dial(t, addr, 2)
+	return do(t, c, "EXISTS", key).Int == 1
+}
+
+// waitEpoch waits until the proxy routes by a table of the given epoch.
+func waitEpoch(t *testing.T, c *difftest.Conn, epoch int) {
+	t.Helper()
+	waitFor(t, fmt.Sprint("table epoch ", epoch), promptly, func() bool {
+		return infoField(t, c, "cluster", "cluster_table_epoch") == strconv.Itoa(epoch)
+	})
+}
+
+// TestClusterFollowsView: keys go where the view says; a slot range handed
+// to another node at a higher epoch follows at once; a node that joins
+// gets a backend, one that leaves has its backend retired.
+func TestClusterFollowsView(t *testing.T) {
+	e := startViewEnv(t, 3, proxy.Options{})
+	c := dial(t, e.addr, 2)
+	for i := range 60 {
+		k := fmt.Sprint("key", i)
+		do(t, c, "SET", k, "v")
+		want := int(slots.SlotString(k)) / (slots.Count / 3)
+		if want > 2 {
+			want = 2
+		}
+		if !on(t, e.nodes[want], k) {
+			t.Fatalf("%s (slot %d) is not on node %d", k, slots.SlotString(k), want)
+		}
+	}
+	if v := do(t, c, "DBSIZE"); v.Int != 60 {
+		t.Errorf("DBSIZE = %v", v)
+	}
+	if got := infoField(t, c, "cluster", "cluster_mode"); got != "gossip" {
+		t.Errorf("cluster_mode %q", got)
+	}
+
+	// Node 0 hands slots 0-999 to node 2 (epoch 2); node 1 stays.
+	var tab proxytest.Slots
+	tab.Assign(0, 999, e.ids[2], 2)
+	tab.Assign(1000, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	e.src.Set(e.view(&tab, nil))
+	waitEpoch(t, c, 2)
+	moved, stayed := keyIn("m", 0, 999), keyIn("s", 1000, 5460)
+	do(t, c, "SET", moved, "x")
+	do(t, c, "SET", stayed, "y")
+	if !on(t, e.nodes[2], moved) || on(t, e.nodes[0], moved) {
+		t.Errorf("a key of a handed-off slot did not go to the new owner")
+	}
+	if !on(t, e.nodes[0], stayed) {
+		t.Errorf("a key of a kept slot left its owner")
+	}
+
+	// A fourth node joins and takes node 1's slots; node 1 leaves.
+	_, n3, _ := nodetest.Start(t, node.Options{}, nil)
+	id3 := proxytest.ID(4)
+	tab.Assign(5461, 10921, id3, 3)
+	ms := []cluster.Member{
+		proxyMember(e.self, e.addr, cluster.StateAlive),
+		nodeMember(e.ids[0], e.nodes[0], cluster.StateAlive),
+		nodeMember(e.ids[2], e.nodes[2], cluster.StateAlive),
+		nodeMember(id3, n3, cluster.StateAlive),
+	}
+	e.src.Set(proxytest.View(e.self, ms, &tab))
+	waitEpoch(t, c, 3)
+	k := keyIn("j", 5461, 10921)
+	do(t, c, "SET", k, "z")
+	if !on(t, n3, k) {
+		t.Errorf("a key of the new node's slots is not on it")
+	}
+	nodes := do(t, c, "INFO", "nodes").Text()
+	if !strings.Contains(nodes, "addr="+e.nodes[1]+",slots=,status=retired") {
+		t.Errorf("the node that left is not retired:\n%s", nodes)
+	}
+	if !strings.Contains(nodes, "addr="+n3+",slots=5461-10921,status=up") {
+		t.Errorf("the new node is not listed with its slots:\n%s", nodes)
+	}
+	// DBSIZE counts the members' keys only: the retired node's are not
+	// the cluster's any more.
+	want := do(t, dial(t, e.nodes[0], 2), "DBSIZE").Int + do(t, dial(t, e.nodes[2], 2), "DBSIZE").Int + 1
+	if v := do(t, c, "DBSIZE"); v.Int != want {
+		t.Errorf("DBSIZE = %v, want %d", v, want)
+	}
+	info := do(t, c, "INFO", "cluster").Text()
+	for _, line := range []string{
+		"cluster_members:4", "cluster_nodes:3", "cluster_nodes_alive:3", "cluster_proxies:1",
+		"cluster_slots_assigned:16384", "cluster_slots_served:16384",
+		fmt.Sprintf("member2:id=%s,role=node,addr=%s,state=alive,slots=5461-10921", id3, n3),
+		fmt.Sprintf("member0:id=%s,role=node,addr=%s,state=alive,slots=1000-5460", e.ids[0], e.nodes[0]),
+	} {
+		if !strings.Contains(info, line+"\r\n") {
+			t.Errorf("INFO cluster lacks %q:\n%s", line, info)
+		}
+	}
+}
+
+// TestClusterDeadNode: a node the view declares dead has its slots answer
+// CLUSTERDOWN at once (though the process still runs, the view decides),
+// its blocked clients are woken with an error, the other slots keep
+// working in the same pipelines; when it is alive again its slots are
+// served again, data and all.
+func TestClusterDeadNode(t *testing.T) {
+	e := startViewEnv(t, 3, proxy.Options{})
+	c := dial(t, e.addr, 2)
+	keys := []string{keyIn("a", 0, 5000), keyIn("b", 5600, 10000), keyIn("c", 11000, 16383)}
+	for _, k := range keys {
+		do(t, c, "SET", k, "v-"+k)
+	}
+	blocked := dial(t, e.addr, 2)
+	q := keyIn("q", 5600, 10000)
+	send(t, blocked, "BLPOP", q, "0")
+	got := receiveAsync(blocked)
+	waitBlocked(t, e.nodes[1], 1)
+
+	var tab proxytest.Slots
+	tab.Assign(0, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	e.src.Set(e.view(&tab, map[int]cluster.State{1: cluster.StateDead}))
+	if v := recvWithin(t, "the blocked client", got, promptly); !v.IsError() {
+		t.Errorf("blocked on a dead node: %v, want an error", v)
+	}
+	waitFor(t, "the dead node's slots to answer CLUSTERDOWN", promptly, func() bool {
+		return do(t, c, "GET", keys[1]).Text() == resp.ErrClusterDownSlot
+	})
+	if err := c.WriteRaw(pipeline(6, func(i int) []string { return []string{"GET", keys[i%3]} })); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := keys[i%3]; i%3 == 1 && v.Text() != resp.ErrClusterDownSlot || i%3 != 1 && v.Text() != "v-"+k {
+			t.Errorf("pipelined GET %s: %v", k, v)
+		}
+	}
+	timed(t, "blocking on a dead node's slot", promptly, func() {
+		if v := do(t, c, "BLPOP", q, "0"); v.Text() != resp.ErrClusterDownSlot {
+			t.Errorf("BLPOP on a dead node's slot: %v", v)
+		}
+	})
+	if v := do(t, c, "DBSIZE"); v.Text() != resp.ErrClusterDownSlot {
+		t.Errorf("DBSIZE with a node dead: %v", v)
+	}
+	if nodes := do(t, c, "INFO", "nodes").Text(); !strings.Contains(nodes, "addr="+e.nodes[1]+",slots=5461-10921,status=dead") {
+		t.Errorf("INFO nodes:\n%s", nodes)
+	}
+	if got := infoField(t, c, "cluster", "cluster_slots_served"); got != strconv.Itoa(slots.Count-5461) {
+		t.Errorf("cluster_slots_served %s", got)
+	}
+
+	e.src.Set(e.view(&tab, nil))
+	waitFor(t, "the node's slots to be served again", promptly, func() bool {
+		return do(t, c, "GET", keys[1]).Text() == "v-"+keys[1]
+	})
+	if v := do(t, c, "DBSIZE"); v.Int != 3 {
+		t.Errorf("DBSIZE after recovery: %v", v)
+	}
+}
+
+// TestClusterUnassignedSlots: before any slot is assigned (a cluster not
+// bootstrapped yet) every keyed command answers CLUSTERDOWN, keyless ones
+// are answered as without nodes, and nothing hangs.
+func TestClusterUnassignedSlots(t *testing.T) {
+	self := proxytest.ID(100)
+	var tab proxytest.Slots
+	src := proxytest.NewSource(proxytest.View(self, []cluster.Member{proxyMember(self, "127.0.0.1:1", cluster.StateAlive)}, &tab))
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Cluster: src})
+	c := dial(t, addr, 2)
+	for _, args := range [][]string{
+		{"GET", "k"}, {"SET", "k", "v"}, {"BLPOP", "q", "0"}, {"DBSIZE"}, {"FLUSHALL"}, {"KEYS", "*"}, {"RANDOMKEY"},
+		{"SCAN", "0"}, {"EXEC"}, {"WATCH", "k"},
+	} {
+		timed(t, args[0], promptly, func() {
+			v := do(t, c, args...)
+			if args[0] == "EXEC" {
+				return // no MULTI: its own error
+			}
+			if v.Text() != resp.ErrClusterDownSlot {
+				t.Errorf("%q: %v", args, v)
+			}
+		})
+	}
+	do(t, c, "MULTI")
+	do(t, c, "SET", "k", "v")
+	if v := do(t, c, "EXEC"); v.Text() != resp.ErrClusterDownSlot {
+		t.Errorf("EXEC: %v", v)
+	}
+	if v := do(t, c, "PING"); v.Text() != "PONG" {
+		t.Errorf("PING: %v", v)
+	}
+}
+
+// TestClusterEpochInMetrics: the metrics show the view's members and
+// table epoch.
+func TestClusterEpochInMetrics(t *testing.T) {
+	e := startViewEnv(t, 2, proxy.Options{MetricsAddr: "127.0.0.1:0"})
+	maddr := e.px.MetricsAddr().String()
+	m := scrape(t, maddr)
+	for k, v := range map[string]float64{
+		`shardgate_proxy_cluster_epoch`:                               1,
+		`shardgate_proxy_cluster_members{role="node",state="alive"}`:  2,
+		`shardgate_proxy_cluster_members{role="proxy",state="alive"}`: 1,
+		`shardgate_proxy_cluster_members{role="node",state="dead"}`:   0,
+		`shardgate_proxy_redirects_total{kind="moved"}`:               0,
+	} {
+		if got, ok := m[k]; !ok || got != v {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	var tab proxytest.Slots
+	tab.Assign(0, 8191, e.ids[0], 1)
+	tab.Assign(8192, 16383, e.ids[1], 7)
+	e.src.Set(e.view(&tab, map[int]cluster.State{0: cluster.StateDead}))
+	pollUntil(t, promptly, func() error {
+		m := scrape(t, maddr)
+		if m[`shardgate_proxy_cluster_epoch`] != 7 || m[`shardgate_proxy_cluster_members{role="node",state="dead"}`] != 1 {
+			return fmt.Errorf("epoch %v dead %v", m[`shardgate_proxy_cluster_epoch`], m[`shardgate_proxy_cluster_members{role="node",state="dead"}`])
+		}
+		return nil
+	})
+	if _, ok := m[fmt.Sprintf(`shardgate_proxy_node_requests_total{node="%s"}`, e.nodes[1])]; !ok {
+		t.Errorf("no request counter for a node met through the view")
+	}
+}

@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// ClusterSource is the gossip cluster the proxy follows in cluster mode:
+// *cluster.Cluster started with the proxy role satisfies it. View is the
+// current view (never nil once the cluster runs); Changes returns a
+// channel closed when a newer view is available (read Changes, then View,
+// then wait on the channel, so no change is missed).
+type ClusterSource interface {
+	View() *cluster.View
+	Changes() <-chan struct{}
+}
+
+// startCluster routes by the source's current view from New on.
+func (s *Server) startCluster() {
+	v := s.opts.Cluster.View()
+	if v == nil {
+		s.route.applyTable(emptyTable())
+		return
+	}
+	if v.Self.Valid() {
+		s.myID = string(v.Self)
+	}
+	s.route.applyTable(tableFromView(v))
+}
+
+// followCluster applies every new view until the proxy closes; a MOVED
+// reply (routing.requestRefresh) makes it look at once.
+func (s *Server) followCluster() {
+	src := s.opts.Cluster
+	last := (*cluster.View)(nil)
+	for {
+		ch := src.Changes()
+		if v := src.View(); v != nil && v != last {
+			s.route.applyTable(tableFromView(v))
+			last = v
+		}
+		select {
+		case <-ch:
+		case <-s.route.refresh:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// emptyTable is a view with no members and no slot assigned.
+func emptyTable() *clusterTable {
+	t := &clusterTable{slots: new([slots.Count]slotClaim)}
+	for i := range t.slots {
+		t.slots[i].member = -1
+	}
+	return t
+}
+
+// tableFromView converts a cluster view into the proxy's table.
+func tableFromView(v *cluster.View) *clusterTable {
+	t := emptyTable()
+	t.self, t.clusterID, t.epoch = string(v.Self), v.ClusterID, v.Epoch
+	idx := make(map[cluster.NodeID]int32, len(v.Members))
+	t.members = make([]clusterMember, len(v.Members))
+	for i, m := range v.Members {
+		idx[m.ID] = int32(i)
+		t.members[i] = clusterMember{id: string(m.ID), role: roleOf(m.Role), addr: m.Addr, state: stateOf(m.State)}
+	}
+	if v.Slots == nil {
+		return t
+	}
+	var (
+		lastID  cluster.NodeID
+		lastIdx int32 = -1
+	)
+	for s := range t.slots {
+		o := v.Slots[s]
+		t.slots[s].epoch = o.Epoch
+		if o.Owner == "" {
+			continue
+		}
+		if o.Owner != lastID {
+			// Owners come in long runs: one lookup per run.
+			lastID, lastIdx = o.Owner, -1
+			if i, ok := idx[o.Owner]; ok {
+				lastIdx = i
+			}
+		}
+		t.slots[s].member = lastIdx
+	}
+	return t
+}
+
+func roleOf(r cluster.Role) memberRole {
+	if r == cluster.RoleProxy {
+		return roleProxy
+	}
+	return roleNode
+}
+
+func stateOf(s cluster.State) memberState {
+	switch s {
+	case cluster.StateSuspect:
+		return stateSuspect
+	case cluster.StateDead:
+		return stateDead
+	case cluster.StateLeft:
+		return stateLeft
+	}
+	return stateAlive
+}

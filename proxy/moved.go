@@ -1,0 +1,222 @@
+package proxy
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Redirections. Nodes are the authority on who serves a slot; the proxy's
+// slot table is a cache. A node that does not serve a command's slot
+// answers as a Redis Cluster node does, and the proxy follows, so the
+// client never sees it unless the hops run out:
+//
+//   - -MOVED <slot> <host>:<port>: the slot lives there now. The proxy
+//     points the slot at that address (a backend is created if it is new),
+//     asks for a fresh cluster view, and sends the command there.
+//   - -ASK <slot> <host>:<port>: this one command goes there, after
+//     ASKING; the table does not change.
+//   - -TRYAGAIN ...: the slot is busy (a multi-key command during a
+//     migration); the command is sent again to the same node after a
+//     backoff.
+//
+// A batch's commands are resent in their original order, each to its new
+// node, and the batch waits until every reply is final, so the client's
+// replies stay in its order and commands for one slot reach its new owner
+// in the order the client sent them. At most maxRedirects rounds are made;
+// what is still a redirection then goes to the client as the node said it.
+//
+// A MULTI ... EXEC block sent whole on a shared connection is resent whole
+// when the node refused it for a moved slot (a queued command or EXEC
+// answered MOVED and EXEC did not run). Paths with node-side state are not
+// resent: a blocking command on its dedicated connection is (blocking.go:
+// nothing ran), but a transaction whose WATCHes live on the old node
+// answers EXEC with a null reply, as if a watched key had changed, which
+// makes a client retry it against the new owner (multi.go).
+
+// maxRedirects bounds the rounds of redirections followed for a batch.
+const maxRedirects = 5
+
+// tryAgainBackoff is the wait before the first resend after TRYAGAIN; it
+// doubles each round.
+const tryAgainBackoff = 10 * time.Millisecond
+
+// redirectKind is what a node's reply asks of the proxy.
+type redirectKind uint8
+
+const (
+	noRedirect redirectKind = iota
+	redirectMoved
+	redirectAsk
+	redirectTryAgain
+)
+
+var (
+	movedPrefix    = []byte("-MOVED ")
+	askPrefix      = []byte("-ASK ")
+	tryAgainPrefix = []byte("-TRYAGAIN")
+	askingCmd      = [][]byte{[]byte("ASKING")}
+)
+
+// redirect is a parsed redirection.
+type redirect struct {
+	kind redirectKind
+	slot uint16
+	addr string
+}
+
+// parseRedirect reads a node's reply as a redirection; kind noRedirect if
+// it is none (or malformed).
+func parseRedirect(reply []byte) redirect {
+	if len(reply) < 5 || reply[0] != '-' {
+		return redirect{}
+	}
+	switch reply[1] {
+	case 'M':
+		if bytes.HasPrefix(reply, movedPrefix) {
+			return parseTarget(redirectMoved, reply[len(movedPrefix):])
+		}
+	case 'A':
+		if bytes.HasPrefix(reply, askPrefix) {
+			return parseTarget(redirectAsk, reply[len(askPrefix):])
+		}
+	case 'T':
+		if bytes.HasPrefix(reply, tryAgainPrefix) {
+			return redirect{kind: redirectTryAgain}
+		}
+	}
+	return redirect{}
+}
+
+// parseTarget reads "<slot> <host>:<port>\r\n".
+func parseTarget(kind redirectKind, b []byte) redirect {
+	b = bytes.TrimRight(b, "\r\n")
+	sl, addr, ok := bytes.Cut(b, []byte{' '})
+	if !ok || len(addr) == 0 || bytes.IndexByte(addr, ' ') >= 0 {
+		return redirect{}
+	}
+	n, err := strconv.ParseUint(string(sl), 10, 16)
+	if err != nil || n >= slots.Count {
+		return redirect{}
+	}
+	return redirect{kind: kind, slot: uint16(n), addr: string(addr)}
+}
+
+// isRedirect is parseRedirect's cheap first test, for the hot path.
+func isRedirect(reply []byte) bool {
+	return len(reply) > 1 && reply[0] == '-' && (reply[1] == 'M' || reply[1] == 'A' || reply[1] == 'T')
+}
+
+// unitRedirect returns the redirection a unit of requests (one command, or
+// a MULTI ... EXEC block) should follow.
+func unitRedirect(reqs []*request) redirect {
+	if len(reqs) == 1 {
+		if !isRedirect(reqs[0].reply) {
+			return redirect{}
+		}
+		return parseRedirect(reqs[0].reply)
+	}
+	// A transaction: only if EXEC did not run (an error: EXECABORT, or
+	// EXEC's own MOVED), for a moved slot or a busy one.
+	if exec := reqs[len(reqs)-1].reply; len(exec) == 0 || exec[0] != '-' {
+		return redirect{}
+	}
+	for _, r := range reqs {
+		if !isRedirect(r.reply) {
+			continue
+		}
+		if rd := parseRedirect(r.reply); rd.kind == redirectMoved || rd.kind == redirectTryAgain {
+			return rd
+		}
+	}
+	return redirect{}
+}
+
+// followRedirects resends the batch's redirected commands until none is
+// left or maxRedirects rounds are done.
+func (c *client) followRedirects() {
+	rt := c.srv.route
+	for round := 0; ; round++ {
+		resent, busy := false, false
+		n := c.nreq // ASKING requests added below are not looked at
+		for i := 0; i < n; {
+			r := c.reqs[i]
+			u := int(r.unit)
+			if u == 0 {
+				i++
+				continue
+			}
+			unit := c.reqs[i : i+u]
+			i += u
+			rd := unitRedirect(unit)
+			if rd.kind == noRedirect {
+				continue
+			}
+			if round == maxRedirects {
+				rt.redirects.exhausted.Add(1)
+				continue
+			}
+			c.resend(unit, rd)
+			resent = true
+			busy = busy || rd.kind == redirectTryAgain
+		}
+		if !resent {
+			return
+		}
+		if busy {
+			time.Sleep(tryAgainBackoff << round)
+		}
+		c.sendQueued()
+		for i := range c.sends {
+			c.sends[i].used = false
+		}
+	}
+}
+
+// resend queues a redirected unit for its new node.
+func (c *client) resend(unit []*request, rd redirect) {
+	rt := c.srv.route
+	first := unit[0]
+	var n int
+	switch rd.kind {
+	case redirectMoved:
+		n = rt.noteMoved(rd.slot, rd.addr)
+	case redirectAsk:
+		rt.redirects.ask.Add(1)
+		n = rt.poolFor(rd.addr)
+	default:
+		rt.redirects.tryAgain.Add(1)
+		n = int(first.node)
+	}
+	s := c.sendTo(n)
+	if rd.kind == redirectAsk {
+		// ASKING's +OK is nobody's reply.
+		s.buf = resp.AppendCommand(s.buf, askingCmd)
+		s.reqs = append(s.reqs, c.newRequest())
+	}
+	start := len(s.buf)
+	s.buf = append(s.buf, first.cmd...)
+	first.cmd = s.buf[start:]
+	for _, r := range unit {
+		r.node = int32(n)
+		s.reqs = append(s.reqs, r)
+	}
+}
+
+// movedReply reports whether a reply is MOVED and, if so, records the
+// slot's new owner (for paths that do not resend: the next command goes
+// the right way).
+func (s *Server) movedReply(reply []byte) bool {
+	if !isRedirect(reply) {
+		return false
+	}
+	rd := parseRedirect(reply)
+	if rd.kind != redirectMoved {
+		return false
+	}
+	s.route.noteMoved(rd.slot, rd.addr)
+	return true
+}
