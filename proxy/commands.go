@@ -117,12 +117,15 @@ func clusterSubcommand(name []byte) func(c *client, args [][]byte) {
 var clusterCmds = []struct {
 	name  string
 	write func(w *resp.Writer, s *clusterSelf)
-	run   func(c *client, args [][]byte)
+	// shards writes the reply when several proxies share the slots
+	// (clusterview.go); nil: the same as alone.
+	shards func(w *resp.Writer, shards []clusterShard)
+	run    func(c *client, args [][]byte)
 }{
-	{name: "slots", write: writeClusterSlots},
-	{name: "shards", write: writeClusterShards},
-	{name: "nodes", write: writeClusterNodes},
-	{name: "info", write: writeClusterInfo},
+	{name: "slots", write: writeClusterSlots, shards: writeShardsSlots},
+	{name: "shards", write: writeClusterShards, shards: writeShardsShards},
+	{name: "nodes", write: writeClusterNodes, shards: writeShardsNodes},
+	{name: "info", write: writeClusterInfo, shards: writeShardsInfo},
 	{name: "myid", write: writeClusterMyID},
 }
 
@@ -137,6 +140,12 @@ func init() {
 			if !c.authed {
 				c.local.Error(resp.ErrNoAuth)
 				return
+			}
+			if v.shards != nil {
+				if shards := c.srv.proxyShards(); shards != nil {
+					v.shards(&c.local, shards)
+					return
+				}
 			}
 			self, err := clusterSelfFor(c.laddr, c.srv.myID)
 			if err != nil {
