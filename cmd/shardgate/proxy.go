@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/proxy"
 )
@@ -109,11 +110,22 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("shardgate proxy", flag.ContinueOnError)
 	var pf proxyFlags
 	var lf logFlags
+	var gf proxyGossipFlags
 	pf.register(fs)
-	nodes := fs.String("nodes", "", "comma-separated node addresses (host:port); the 16384 slots are spread over them in contiguous ranges")
+	nodes := fs.String("nodes", "", "static mode: comma-separated node addresses (host:port); the 16384 slots are spread over them in contiguous ranges (exclusive with --join)")
+	gf.register(fs)
 	lf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: shardgate proxy --nodes host:port,... [flags]\n\nServe one Redis endpoint in front of shardgate nodes.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), `Usage: shardgate proxy --nodes host:port,... [flags]
+       shardgate proxy --join host:port,... [--gossip host:port] [flags]
+
+Serve one Redis endpoint in front of shardgate nodes: in static mode over the
+--nodes list, in cluster mode as a member of the gossip cluster reached
+through --join, following its slot table (nodes joining, leaving, dying and
+coming back). Exactly one of --nodes and --join is required.
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
@@ -129,9 +141,18 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			addrs = append(addrs, a)
 		}
 	}
-	if len(addrs) == 0 {
-		fmt.Fprintf(stderr, "shardgate proxy: --nodes is required\n")
+	switch {
+	case len(addrs) == 0 && !gf.enabled():
+		fmt.Fprintf(stderr, "shardgate proxy: one of --nodes (static mode) or --join (cluster mode) is required\n")
 		return 2
+	case len(addrs) > 0 && gf.enabled():
+		fmt.Fprintf(stderr, "shardgate proxy: --nodes and --join are exclusive\n")
+		return 2
+	case len(addrs) > 0:
+		if f := gossipFlagSet(fs); f != "" {
+			fmt.Fprintf(stderr, "shardgate proxy: --%s needs --join (cluster mode)\n", f)
+			return 2
+		}
 	}
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
@@ -139,17 +160,37 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 2
 		}
 	}
-	topo, err := proxy.NewStaticTopology(addrs)
-	if err != nil {
-		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
-		return 2
-	}
 	log, err := lf.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
 		return 2
 	}
-	pf.opts.Topology = topo
+	if gf.enabled() {
+		cfg, err := gf.config(pf.opts.Addr, log.With("component", "cluster"))
+		if err != nil {
+			fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+			return 2
+		}
+		cl, err := cluster.Start(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "shardgate proxy: joining the cluster: %v\n", err)
+			return 1
+		}
+		defer func() {
+			if err := cl.Close(); err != nil {
+				log.Warn("leaving the cluster", "err", err)
+			}
+		}()
+		log.Info("proxy joined the gossip cluster", "id", cl.ID(), "gossip", cl.GossipAddr(), "announce", cfg.RESPAddr)
+		pf.opts.Cluster = cl
+	} else {
+		topo, err := proxy.NewStaticTopology(addrs)
+		if err != nil {
+			fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+			return 2
+		}
+		pf.opts.Topology = topo
+	}
 	pf.opts.Logger = log
 	srv, err := proxy.New(pf.opts)
 	if err != nil {
