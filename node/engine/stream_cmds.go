@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -75,17 +74,9 @@ func writeStream(c *Ctx, key []byte) (e *Entry, ok bool) {
 	return e, true
 }
 
-// cstr is an argument as C sees it: up to its first NUL byte.
-func cstr(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
 // isToken reports whether b, as a C string, is the single byte t.
 func isToken(b []byte, t byte) bool {
-	b = cstr(b)
+	b = cString(b)
 	return len(b) == 1 && b[0] == t
 }
 
@@ -119,7 +110,7 @@ func parseAddTrim(args [][]byte, xadd bool) (a addTrimArgs, idpos int, errMsg st
 loop:
 	for ; i < len(args); i++ {
 		more := len(args) - 1 - i
-		opt := cstr(args[i])
+		opt := cString(args[i])
 		switch {
 		case xadd && len(opt) == 1 && opt[0] == '*':
 			break loop // the common case: an automatic id
@@ -343,7 +334,7 @@ func xrangeGeneric(c *Ctx, rev bool) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {
-		if !asciiEqualFold(cstr(c.Args[j]), "count") || j+1 >= len(c.Args) {
+		if !asciiEqualFold(cString(c.Args[j]), "count") || j+1 >= len(c.Args) {
 			c.W.Error(resp.ErrSyntax)
 			return
 		}
@@ -475,7 +466,7 @@ func cmdXsetid(c *Ctx) {
 	var maxDeleted StreamID
 	for i := 3; i < len(c.Args); i += 2 {
 		more := len(c.Args) - 1 - i
-		opt := cstr(c.Args[i])
+		opt := cString(c.Args[i])
 		switch {
 		case asciiEqualFold(opt, "entriesadded") && more > 0:
 			n, ok := ksParseInt(c.Args[i+1])

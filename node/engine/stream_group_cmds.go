@@ -75,7 +75,7 @@ const (
 // subcommandSyntax is Redis's addReplySubcommandSyntaxError.
 func subcommandSyntax(c *Ctx) {
 	c.W.Error(fmt.Sprintf(resp.ErrSubcommandSyntax, resp.CString(c.Args[1], 128),
-		strings.ToUpper(string(cstr(c.Args[0])))))
+		strings.ToUpper(string(cString(c.Args[0])))))
 }
 
 // argText is an argument as Redis's "%s" prints it.
@@ -92,7 +92,7 @@ func xgroupGeneric(c *Ctx, op xgroupOp) {
 	entriesRead := int64(invalidEntriesRead)
 	if op == xgCreate || op == xgSetID {
 		for i := 5; i < len(args); {
-			opt := cstr(args[i])
+			opt := cString(args[i])
 			switch {
 			case op == xgCreate && equalFoldASCII(opt, "mkstream"):
 				mkstream = true
@@ -272,7 +272,7 @@ func cmdXpending(c *Ctx) {
 	)
 	if !summary {
 		at := 3
-		if equalFoldASCII(cstr(args[3]), "idle") {
+		if equalFoldASCII(cString(args[3]), "idle") {
 			v, ok := ksParseInt(args[4])
 			if !ok {
 				c.W.Error(resp.ErrNotInteger)
@@ -463,7 +463,7 @@ func cmdXclaim(c *Ctx) {
 	)
 	for ; j < len(args); j++ {
 		more := len(args) - 1 - j
-		opt := cstr(args[j])
+		opt := cString(args[j])
 		switch {
 		case equalFoldASCII(opt, "force"):
 			force = true
@@ -608,7 +608,7 @@ func cmdXautoclaim(c *Ctx) {
 	justID := false
 	for j := 6; j < len(args); j++ {
 		more := len(args) - 1 - j
-		opt := cstr(args[j])
+		opt := cString(args[j])
 		switch {
 		case equalFoldASCII(opt, "count") && more > 0:
 			j++

@@ -69,7 +69,7 @@ func ParseXRead(args [][]byte, group bool) (XReadRequest, string) {
 	streamsArg := 0
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
-		o := cstr(args[i])
+		o := cString(args[i])
 		switch {
 		case asciiEqualFold(o, "block") && more > 0:
 			i++
