@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardgate/shardgate/internal/clusterfmt"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -226,20 +227,15 @@ func clusterSelfFor(announce, id string) (clusterSelf, error) {
 // spreads its connections over the proxies, and when one dies the others
 // present the slots without it. Any proxy serves any slot, so a client
 // with an older picture is never wrong, only less spread. Each proxy is
-// shown at the RESP address it announces in the cluster; config epochs
-// are the proxy's Epoch for all (proxies claim nothing).
+// shown at the RESP address it announces in the cluster, this one as
+// myself; config and current epochs are 0 (proxies claim nothing). The
+// replies are written by package clusterfmt, diffed against real
+// multi-master Redis Clusters.
 
-// clusterShard is one proxy of a multi-proxy layout.
-type clusterShard struct {
-	clusterSelf
-	Ranges []SlotRange
-	Myself bool
-}
-
-// proxyShards returns the layout to present, or nil when this proxy
+// proxyLayout returns the layout to present, or nil when this proxy
 // presents itself alone (static mode, one live proxy, or a view that does
 // not list this proxy as live yet).
-func (s *Server) proxyShards() []clusterShard {
+func (s *Server) proxyLayout() *clusterfmt.Layout {
 	t := s.route.view.Load()
 	if t == nil {
 		return nil
@@ -248,114 +244,21 @@ func (s *Server) proxyShards() []clusterShard {
 	if len(proxies) < 2 {
 		return nil
 	}
-	shards := make([]clusterShard, 0, len(proxies))
+	l := &clusterfmt.Layout{}
 	found := false
 	for i, r := range spreadSlots(len(proxies)) {
 		m := proxies[i]
-		self, err := clusterSelfFor(m.addr, m.id)
+		host, port, err := clusterfmt.SplitHostPort(m.addr)
 		if err != nil {
 			continue // an address clients could not use anyway
 		}
-		sh := clusterShard{clusterSelf: self, Ranges: []SlotRange{r}, Myself: m.id == t.self}
-		found = found || sh.Myself
-		shards = append(shards, sh)
+		n := clusterfmt.Node{ID: m.id, Host: host, Port: port, Myself: m.id == t.self,
+			Ranges: []clusterfmt.Range{{First: r.First, Last: r.Last}}}
+		found = found || n.Myself
+		l.Nodes = append(l.Nodes, n)
 	}
-	if !found || len(shards) < 2 {
+	if !found || len(l.Nodes) < 2 {
 		return nil
 	}
-	return shards
-}
-
-// writeShardsSlots is CLUSTER SLOTS over several proxies: one entry per
-// range, in slot order.
-func writeShardsSlots(w *resp.Writer, shards []clusterShard) {
-	n := 0
-	for _, sh := range shards {
-		n += len(sh.Ranges)
-	}
-	w.Array(n)
-	for _, sh := range shards {
-		for _, r := range sh.Ranges {
-			w.Array(3)
-			w.Int(int64(r.First))
-			w.Int(int64(r.Last))
-			w.Array(4)
-			w.BulkString(sh.Host)
-			w.Int(int64(sh.Port))
-			w.BulkString(sh.ID)
-			w.Map(0)
-		}
-	}
-}
-
-// writeShardsShards is CLUSTER SHARDS over several proxies: one shard per
-// proxy, each a lone healthy master.
-func writeShardsShards(w *resp.Writer, shards []clusterShard) {
-	w.Array(len(shards))
-	for _, sh := range shards {
-		w.Map(2)
-		w.BulkString("slots")
-		w.Array(2 * len(sh.Ranges))
-		for _, r := range sh.Ranges {
-			w.Int(int64(r.First))
-			w.Int(int64(r.Last))
-		}
-		w.BulkString("nodes")
-		w.Array(1)
-		w.Map(7)
-		w.BulkString("id")
-		w.BulkString(sh.ID)
-		w.BulkString("port")
-		w.Int(int64(sh.Port))
-		w.BulkString("ip")
-		w.BulkString(sh.Host)
-		w.BulkString("endpoint")
-		w.BulkString(sh.Host)
-		w.BulkString("role")
-		w.BulkString("master")
-		w.BulkString("replication-offset")
-		w.Int(0)
-		w.BulkString("health")
-		w.BulkString("online")
-	}
-}
-
-// shardsNodesText is CLUSTER NODES over several proxies: a line per
-// proxy, "myself" on this one's.
-func shardsNodesText(shards []clusterShard) string {
-	var b strings.Builder
-	for _, sh := range shards {
-		b.WriteString(sh.ID)
-		b.WriteByte(' ')
-		b.WriteString(sh.Host)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(sh.Port))
-		b.WriteByte('@')
-		b.WriteString(strconv.Itoa(sh.busPort()))
-		if sh.Myself {
-			b.WriteString(" myself,master - 0 0 ")
-		} else {
-			b.WriteString(" master - 0 0 ")
-		}
-		b.WriteString(strconv.FormatUint(sh.Epoch, 10))
-		b.WriteString(" connected")
-		for _, r := range sh.Ranges {
-			b.WriteByte(' ')
-			b.WriteString(r.String())
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func writeShardsNodes(w *resp.Writer, shards []clusterShard) { w.Verbatim(shardsNodesText(shards)) }
-
-// writeShardsInfo is CLUSTER INFO over several proxies: every slot served,
-// as many known nodes (and masters serving slots) as proxies.
-func writeShardsInfo(w *resp.Writer, shards []clusterShard) {
-	n := strconv.Itoa(len(shards))
-	text := clusterInfoText(&shards[0].clusterSelf)
-	text = strings.Replace(text, "cluster_known_nodes:1\r\n", "cluster_known_nodes:"+n+"\r\n", 1)
-	text = strings.Replace(text, "cluster_size:1\r\n", "cluster_size:"+n+"\r\n", 1)
-	w.Verbatim(text)
+	return l
 }

@@ -127,4 +127,3 @@ func TestClusterClientSpreadsOverProxies(t *testing.T) {
 		}
 	}
 }
-

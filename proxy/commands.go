@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/shardgate/shardgate/internal/clusterfmt"
 	"github.com/shardgate/shardgate/internal/conncmd"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -117,15 +118,15 @@ func clusterSubcommand(name []byte) func(c *client, args [][]byte) {
 var clusterCmds = []struct {
 	name  string
 	write func(w *resp.Writer, s *clusterSelf)
-	// shards writes the reply when several proxies share the slots
+	// shared writes the reply when several proxies share the slots
 	// (clusterview.go); nil: the same as alone.
-	shards func(w *resp.Writer, shards []clusterShard)
+	shared func(w *resp.Writer, l *clusterfmt.Layout)
 	run    func(c *client, args [][]byte)
 }{
-	{name: "slots", write: writeClusterSlots, shards: writeShardsSlots},
-	{name: "shards", write: writeClusterShards, shards: writeShardsShards},
-	{name: "nodes", write: writeClusterNodes, shards: writeShardsNodes},
-	{name: "info", write: writeClusterInfo, shards: writeShardsInfo},
+	{name: "slots", write: writeClusterSlots, shared: clusterfmt.WriteSlots},
+	{name: "shards", write: writeClusterShards, shared: clusterfmt.WriteShards},
+	{name: "nodes", write: writeClusterNodes, shared: clusterfmt.WriteNodes},
+	{name: "info", write: writeClusterInfo, shared: clusterfmt.WriteInfo},
 	{name: "myid", write: writeClusterMyID},
 }
 
@@ -141,9 +142,9 @@ func init() {
 				c.local.Error(resp.ErrNoAuth)
 				return
 			}
-			if v.shards != nil {
-				if shards := c.srv.proxyShards(); shards != nil {
-					v.shards(&c.local, shards)
+			if v.shared != nil {
+				if l := c.srv.proxyLayout(); l != nil {
+					v.shared(&c.local, l)
 					return
 				}
 			}
