@@ -112,7 +112,7 @@ type timings struct {
 	antiEntropy     time.Duration // a member's digest differs this long: send it our table
 	reap            time.Duration // forget dead/left members that own nothing after this long
 	leave           time.Duration // Close waits this long for the leave to spread
-	metaTimeout     time.Duration // UpdateNode waits this long for the broadcast
+	metaTimeout     time.Duration // UpdateNode waits at most this long for its broadcast (Close waits for UpdateNode)
 }
 
 func fastTimings() timings {
@@ -136,7 +136,7 @@ func fastTimings() timings {
 		antiEntropy:     500 * time.Millisecond,
 		reap:            10 * time.Second,
 		leave:           500 * time.Millisecond,
-		metaTimeout:     time.Second,
+		metaTimeout:     100 * time.Millisecond,
 	}
 }
 
@@ -153,6 +153,6 @@ func lanTimings() timings {
 		antiEntropy:     5 * time.Second,
 		reap:            10 * time.Minute,
 		leave:           5 * time.Second,
-		metaTimeout:     5 * time.Second,
+		metaTimeout:     500 * time.Millisecond,
 	}
 }

@@ -59,29 +59,33 @@ func claimGen() *rapid.Generator[Claim] {
 // modelTable is the merge's specification: each slot holds the greatest
 // (epoch, owner) among the claims covering it, compared field by field
 // here rather than with Beats.
-func modelTable(cs []Claim) *Table {
-	t := new(Table)
-	for s := range t {
-		for _, c := range cs {
-			if s < int(c.First) || s > int(c.Last) {
-				continue
-			}
+func modelTable(t *Table, cs []Claim) {
+	*t = Table{}
+	for _, c := range cs {
+		for s := int(c.First); s <= int(c.Last); s++ {
 			cur := t[s]
 			if c.Epoch > cur.Epoch || c.Epoch == cur.Epoch && c.Owner > cur.Owner {
 				t[s] = c.SlotOwner
 			}
 		}
 	}
-	return t
 }
 
 // TestMergeConverges: however the claims are ordered, duplicated, split
 // among members and merged member into member, every way of merging ends
 // with the model's table.
 func TestMergeConverges(t *testing.T) {
+	t.Parallel()
+	// The tables are reused from check to check (cleared first): 384 KiB
+	// each, allocating them anew makes the test slow under -race.
+	var tables [10]Table
+	want, one, batched, replay, final := &tables[0], &tables[1], &tables[2], &tables[3], &tables[4]
 	rapid.Check(t, func(t *rapid.T) {
+		for i := range tables {
+			tables[i] = Table{}
+		}
 		claims := rapid.SliceOfN(claimGen(), 1, 25).Draw(t, "claims")
-		want := modelTable(claims)
+		modelTable(want, claims)
 
 		// Gossip delivers each claim at least once, in any order, some
 		// several times.
@@ -91,7 +95,6 @@ func TestMergeConverges(t *testing.T) {
 		}
 		dups := rapid.SliceOfN(rapid.IntRange(0, len(claims)-1), 0, 2*len(claims)).Draw(t, "dups")
 		order := rapid.Permutation(append(idx, dups...)).Draw(t, "order")
-		one := new(Table)
 		for _, i := range order {
 			one.Merge(claims[i])
 		}
@@ -100,9 +103,8 @@ func TestMergeConverges(t *testing.T) {
 		}
 
 		// MergeClaims of the same delivery in batches gives the same
-		// table, and the claims it reports as applied rebuild it from
-		// the table before each batch.
-		batched := new(Table)
+		// table, and replaying the claims it reports as applied (what
+		// gets gossiped on), each winning where it claims, rebuilds it.
 		for rest := order; len(rest) > 0; {
 			n := rapid.IntRange(1, len(rest)).Draw(t, "batch")
 			var batch []Claim
@@ -110,21 +112,15 @@ func TestMergeConverges(t *testing.T) {
 				batch = append(batch, claims[i])
 			}
 			rest = rest[n:]
-			before := *batched
-			applied := batched.MergeClaims(batch)
-			// Replaying the applied claims (what gets gossiped) on the
-			// table before the batch gives the table after it, each of
-			// them winning where it claims.
-			replay := before
-			for _, a := range applied {
+			for _, a := range batched.MergeClaims(batch) {
 				if !a.SlotOwner.Beats(replay[a.First]) || !a.SlotOwner.Beats(replay[a.Last]) {
 					t.Fatalf("applied claim %v does not win over %v", a, replay[a.First])
 				}
 				replay.Merge(a)
 			}
-			if replay != *batched {
-				t.Fatalf("applied claims %v replayed:\n got %v\nwant %v", applied, &replay, batched)
-			}
+		}
+		if *replay != *batched {
+			t.Fatalf("applied claims replayed:\n got %v\nwant %v", replay, batched)
 		}
 		if *batched != *want {
 			t.Fatalf("batched:\n got %v\nwant %v", batched, want)
@@ -134,7 +130,7 @@ func TestMergeConverges(t *testing.T) {
 		// tables (push/pull) in any order, some several times.
 		members := make([]*Table, rapid.IntRange(2, 4).Draw(t, "members"))
 		for i := range members {
-			members[i] = new(Table)
+			members[i] = &tables[5+i]
 		}
 		for i, c := range claims {
 			m := rapid.IntRange(0, len(members)-1).Draw(t, fmt.Sprintf("holder%d", i))
@@ -146,7 +142,6 @@ func TestMergeConverges(t *testing.T) {
 			members[b].MergeTable(members[a])
 		}
 		// Then a final round where one hears from everyone.
-		final := new(Table)
 		for _, i := range rapid.Permutation([]int{0, 1, 2, 3}[:len(members)]).Draw(t, "final") {
 			final.MergeTable(members[i])
 		}
@@ -307,6 +302,7 @@ func tableGen() *rapid.Generator[*Table] {
 }
 
 func TestEncodeTableRoundTrip(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		tb := tableGen().Draw(t, "table")
 		b := EncodeTable(tb)
