@@ -165,9 +165,19 @@ Flags:
 		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
 		return 2
 	}
+	var ln net.Listener // cluster mode listens first: the port is announced
 	if gf.enabled() {
-		cfg, err := gf.config(pf.opts.Addr, log.With("component", "cluster"))
+		cfg, err := gf.config(log.With("component", "cluster"))
 		if err != nil {
+			fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+			return 2
+		}
+		if ln, err = net.Listen("tcp", pf.opts.Addr); err != nil {
+			log.Error("proxy stopped", "err", err)
+			return 1
+		}
+		defer ln.Close()
+		if cfg.RESPAddr, err = announceAddr(gf.announce, ln.Addr().String()); err != nil {
 			fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
 			return 2
 		}
@@ -197,7 +207,12 @@ Flags:
 		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
 		return 2
 	}
-	if err := srv.ListenAndServe(ctx); err != nil {
+	if ln != nil {
+		err = srv.Serve(ctx, ln)
+	} else {
+		err = srv.ListenAndServe(ctx)
+	}
+	if err != nil {
 		log.Error("proxy stopped", "err", err)
 		return 1
 	}

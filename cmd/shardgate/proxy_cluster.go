@@ -38,9 +38,9 @@ func (g *proxyGossipFlags) register(fs *flag.FlagSet) {
 // enabled reports whether cluster mode was asked for.
 func (g *proxyGossipFlags) enabled() bool { return strings.TrimSpace(g.join) != "" }
 
-// config builds the cluster member's configuration; addr is the proxy's
-// --addr.
-func (g *proxyGossipFlags) config(addr string, log *slog.Logger) (cluster.Config, error) {
+// config builds the cluster member's configuration, all but the RESP
+// address to announce (announceAddr, once the proxy listens).
+func (g *proxyGossipFlags) config(log *slog.Logger) (cluster.Config, error) {
 	cfg := cluster.Config{
 		Role:      cluster.RoleProxy,
 		Bind:      g.gossip,
@@ -67,17 +67,17 @@ func (g *proxyGossipFlags) config(addr string, log *slog.Logger) (cluster.Config
 		}
 		cfg.Key = key
 	}
-	announce, err := announceAddr(g.announce, addr)
-	if err != nil {
-		return cfg, err
+	if g.announce != "" {
+		if _, err := announceAddr(g.announce, ""); err != nil {
+			return cfg, err
+		}
 	}
-	cfg.RESPAddr = announce
 	return cfg, nil
 }
 
-// announceAddr is the RESP address to announce: --announce, else --addr,
-// its host replaced by one of this machine's addresses when it is empty
-// or unspecified (0.0.0.0, ::).
+// announceAddr is the RESP address to announce: --announce, else the
+// address the proxy listens on (addr), its host replaced by one of this
+// machine's addresses when it listens on all interfaces.
 func announceAddr(announce, addr string) (string, error) {
 	if announce != "" {
 		host, port, err := net.SplitHostPort(announce)
@@ -94,7 +94,7 @@ func announceAddr(announce, addr string) (string, error) {
 		return "", fmt.Errorf("bad --addr %q: %v", addr, err)
 	}
 	if port == "0" {
-		return "", errors.New("--addr with port 0 cannot be announced: give --announce")
+		return "", errors.New("a listening port 0 cannot be announced: give --announce")
 	}
 	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
 		return addr, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func TestProxyFlagsModes(t *testing.T) {
 		{[]string{"--join", "nohost"}, `bad --join address "nohost"`},
 		{[]string{"--join", "127.0.0.1:2", "--gossip", "x"}, `bad --gossip address "x"`},
 		{[]string{"--join", "127.0.0.1:2", "--announce", "0.0.0.0:7379"}, "not an address others can reach"},
-		{[]string{"--join", "127.0.0.1:2", "--addr", "127.0.0.1:0"}, "give --announce"},
+		{[]string{"--join", "127.0.0.1:2", "--announce", "nohost"}, `bad --announce address "nohost"`},
 	} {
 		var out, errb bytes.Buffer
 		rc := run(append([]string{"proxy"}, tc.args...), &out, &errb)
@@ -85,18 +86,23 @@ func TestProxyJoinsCluster(t *testing.T) {
 	}
 	defer member.Close()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	var out, errb syncBuffer
 	go func() {
-		done <- runProxy(pctx, []string{"--addr", addr, "--join", member.GossipAddr(), "--gossip", "127.0.0.1:0", "--gossip-fast", "--log-level", "warn"}, &out, &errb)
+		done <- runProxy(pctx, []string{"--addr", "127.0.0.1:0", "--join", member.GossipAddr(), "--gossip", "127.0.0.1:0", "--gossip-fast"}, &out, &errb)
 	}()
+	addr := ""
+	waitLog := time.Now().Add(10 * time.Second)
+	for addr == "" {
+		if m := listeningRE.FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(waitLog) {
+			t.Fatalf("no 'proxy listening' line: %s", errb.String())
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	defer func() {
 		cancel()
 		select {
@@ -144,6 +150,8 @@ func TestProxyJoinsCluster(t *testing.T) {
 		}
 	}
 }
+
+var listeningRE = regexp.MustCompile(`msg="proxy listening" addr=(\S+)`)
 
 // syncBuffer is a bytes.Buffer safe for a command writing while the test
 // reads.
