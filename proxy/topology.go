@@ -7,9 +7,10 @@ import (
 	"github.com/shardgate/shardgate/slots"
 )
 
-// Topology says which node serves each slot. The static topology of
-// --nodes implements it today; gossip discovery will replace it behind the
-// same interface.
+// Topology says which node serves each slot: the static topology of
+// --nodes (Options.Topology), and Server.Topology's snapshot of the
+// proxy's routing in either mode. In cluster mode the proxy routes by a
+// ClusterSource instead (dynamic_view.go).
 type Topology interface {
 	// Nodes lists the nodes; the index is the node's number everywhere in
 	// the proxy.
