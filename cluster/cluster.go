@@ -83,6 +83,7 @@ type state struct {
 	bootIDs      []NodeID // the candidate set of the pending bootstrap
 	bootSince    time.Time
 	warnedExpect bool
+	warnedQuorum bool
 	lastRejoin   time.Time
 	mismatch     map[NodeID]time.Time // digest differs from ours since
 	lastSent     map[NodeID]time.Time // our table last sent directly
@@ -153,13 +154,24 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Advertise != "" {
 		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitHostPort(cfg.Advertise)
 	}
+	mc.Logger = newMemberlistLogger(c.log.With("component", "memberlist"))
+	if cfg.wrapTransport != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{host}, BindPort: port, Logger: mc.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: gossip on %s: %w", cfg.Bind, err)
+		}
+		mc.BindPort = nt.GetAutoBindPort()
+		if cfg.Advertise == "" {
+			mc.AdvertisePort = mc.BindPort
+		}
+		mc.Transport = cfg.wrapTransport(nt)
+	}
 	d := (*delegate)(c)
 	mc.Delegate, mc.Events, mc.Alive, mc.Merge = d, d, d, d
 	mc.SecretKey = slices.Clone(cfg.Key)
 	if cfg.ClusterName != "" {
 		mc.Label = "shardgate/" + cfg.ClusterName
 	}
-	mc.Logger = newMemberlistLogger(c.log.With("component", "memberlist"))
 	c.bq = &memberlist.TransmitLimitedQueue{
 		NumNodes:       func() int { return max(1, int(c.alive.Load())) },
 		RetransmitMult: mc.RetransmitMult,

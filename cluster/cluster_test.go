@@ -296,38 +296,53 @@ func TestFailure(t *testing.T) {
 }
 
 // TestReassignAfter: with ReassignAfter the lowest alive node hands a dead
-// node's slots to the alive nodes at a higher epoch.
+// node's slots to the alive nodes at a higher epoch, but only when the
+// alive nodes are a majority.
 func TestReassignAfter(t *testing.T) {
 	t.Parallel()
-	cs := startN(t, 3, func(i int, cfg *Config) { cfg.ReassignAfter = 300 * time.Millisecond })
-	checkFor(t, convergeTimeout, func() error { return converged(cs) })
-	ids := sortedIDsOf(cs)
-	dead := byID(cs, ids[1])
-	live := []*Cluster{byID(cs, ids[0]), byID(cs, ids[2])}
-	dead.shutdown(false)
-	checkFor(t, detectTimeout+convergeTimeout, func() error {
-		for _, c := range live {
-			v := c.View()
-			if n := (*Table)(v.Slots).Count(dead.ID()); n != 0 {
-				return fmt.Errorf("%s: the dead node still owns %d slots", c.ID()[:8], n)
+	t.Run("majority", func(t *testing.T) {
+		t.Parallel()
+		cs := startN(t, 3, func(i int, cfg *Config) { cfg.ReassignAfter = 300 * time.Millisecond })
+		checkFor(t, convergeTimeout, func() error { return converged(cs) })
+		ids := sortedIDsOf(cs)
+		dead := byID(cs, ids[1])
+		live := []*Cluster{byID(cs, ids[0]), byID(cs, ids[2])}
+		dead.shutdown(false)
+		checkFor(t, detectTimeout+convergeTimeout, func() error {
+			for _, c := range live {
+				v := c.View()
+				if n := (*Table)(v.Slots).Count(dead.ID()); n != 0 {
+					return fmt.Errorf("%s: the dead node still owns %d slots", c.ID()[:8], n)
+				}
 			}
+			if *live[0].View().Slots != *live[1].View().Slots {
+				return errors.New("tables differ")
+			}
+			return nil
+		})
+		v := live[1].View()
+		// The dead node's 5461..10922 went half to each live node at epoch 2.
+		if got, want := v.Ranges(ids[0]), [][2]uint16{{0, 8191}}; !slices.Equal(got, want) {
+			t.Errorf("%s owns %v, want %v", ids[0][:8], got, want)
 		}
-		if *live[0].View().Slots != *live[1].View().Slots {
-			return errors.New("tables differ")
+		if got, want := v.Ranges(ids[2]), [][2]uint16{{8192, 16383}}; !slices.Equal(got, want) {
+			t.Errorf("%s owns %v, want %v", ids[2][:8], got, want)
 		}
-		return nil
+		if v.Epoch != 2 || v.Slots[5461].Epoch != 2 || v.Slots[0].Epoch != 1 {
+			t.Errorf("epochs: table %d, slot 5461 %d, slot 0 %d", v.Epoch, v.Slots[5461].Epoch, v.Slots[0].Epoch)
+		}
 	})
-	v := live[1].View()
-	// The dead node's 5461..10922 went half to each live node at epoch 2.
-	if got, want := v.Ranges(ids[0]), [][2]uint16{{0, 8191}}; !slices.Equal(got, want) {
-		t.Errorf("%s owns %v, want %v", ids[0][:8], got, want)
-	}
-	if got, want := v.Ranges(ids[2]), [][2]uint16{{8192, 16383}}; !slices.Equal(got, want) {
-		t.Errorf("%s owns %v, want %v", ids[2][:8], got, want)
-	}
-	if v.Epoch != 2 || v.Slots[5461].Epoch != 2 || v.Slots[0].Epoch != 1 {
-		t.Errorf("epochs: table %d, slot 5461 %d, slot 0 %d", v.Epoch, v.Slots[5461].Epoch, v.Slots[0].Epoch)
-	}
+	t.Run("no majority", func(t *testing.T) {
+		t.Parallel()
+		cs := startN(t, 2, func(i int, cfg *Config) { cfg.ReassignAfter = 100 * time.Millisecond })
+		checkFor(t, convergeTimeout, func() error { return converged(cs) })
+		cs[1].shutdown(false)
+		checkFor(t, detectTimeout, stateOf(cs[:1], cs[1].ID(), StateDead))
+		time.Sleep(500 * time.Millisecond) // five times ReassignAfter
+		if v := cs[0].View(); v.Epoch != 1 || len(v.Ranges(cs[1].ID())) != 1 {
+			t.Fatalf("one node of two reassigned: epoch %d, table %v", v.Epoch, (*Table)(v.Slots))
+		}
+	})
 }
 
 // TestRestart: a node killed and restarted from its Dir resumes its id,

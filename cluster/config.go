@@ -25,8 +25,11 @@ type Config struct {
 	Key             []byte        // gossip encryption key (16, 24 or 32 bytes; ParseKey) or nil
 	ClusterName     string        // optional label: members with another name cannot talk (memberlist label)
 	Fast            bool          // test timings (dead detected in about a second on loopback); default: memberlist's LAN profile
-	ReassignAfter   time.Duration // 0 = never reassign a dead node's slots
+	ReassignAfter   time.Duration // 0 = never reassign a dead node's slots; else after this long, if the alive nodes are a majority
 	Logger          *slog.Logger  // nil = slog.Default()
+
+	// wrapTransport, for tests, wraps the gossip transport (to cut links).
+	wrapTransport func(*memberlist.NetTransport) memberlist.NodeAwareTransport
 }
 
 // maxLabel leaves room for the label's prefix within memberlist's 255.
@@ -126,7 +129,7 @@ func fastTimings() timings {
 			c.SuspicionMaxTimeoutMult = 2
 			c.PushPullInterval = time.Second
 			c.TCPTimeout = 500 * time.Millisecond
-			c.GossipToTheDeadTime = 2 * time.Second
+			c.GossipToTheDeadTime = 500 * time.Millisecond
 			c.DeadNodeReclaimTime = 200 * time.Millisecond
 			return c
 		},

@@ -120,17 +120,28 @@ func (c *Cluster) reap(now time.Time) {
 }
 
 // reassign hands the slots of nodes dead for Config.ReassignAfter to the
-// alive nodes, if this node is the alive node with the lowest id.
+// alive nodes, if this node is the alive node with the lowest id and the
+// alive nodes are a majority of the nodes it knows: a node cut off from
+// the others by a partition must not claim their slots at a higher epoch
+// (the claim would win when the partition heals).
 func (c *Cluster) reassign(now time.Time) {
 	st := &c.st
 	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
 		return
 	}
+	owners := c.owners()
 	alive := []NodeID{c.self}
+	known := map[NodeID]bool{c.self: true}
 	for id, r := range st.members {
-		if r.State == StateAlive && r.Role == RoleNode {
-			alive = append(alive, id)
+		if r.Role == RoleNode {
+			known[id] = true
+			if r.State == StateAlive {
+				alive = append(alive, id)
+			}
 		}
+	}
+	for id := range owners {
+		known[id] = true
 	}
 	slices.Sort(alive)
 	if alive[0] != c.self {
@@ -138,7 +149,7 @@ func (c *Cluster) reassign(now time.Time) {
 	}
 	var dead []NodeID
 	deadFor := make(map[NodeID]time.Duration)
-	for id := range c.owners() {
+	for id := range owners {
 		if id == c.self {
 			continue
 		}
@@ -157,8 +168,17 @@ func (c *Cluster) reassign(now time.Time) {
 		}
 	}
 	if len(dead) == 0 {
+		st.warnedQuorum = false
 		return
 	}
+	if 2*len(alive) <= len(known) {
+		if !st.warnedQuorum {
+			st.warnedQuorum = true
+			c.log.Warn("cluster: not reassigning the slots of dead nodes: the alive nodes are no majority", "alive", len(alive), "known", len(known), "dead", fmt.Sprint(dead))
+		}
+		return
+	}
+	st.warnedQuorum = false
 	slices.Sort(dead)
 	epoch := st.table.MaxEpoch() + 1
 	var claims []Claim

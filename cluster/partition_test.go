@@ -1,0 +1,129 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// network cuts links between members: a member's transport drops what it
+// sends to a gossip address its side of a partition cannot reach.
+type network struct {
+	mu  sync.Mutex
+	cut map[[2]string]bool // {from, to} gossip addresses
+}
+
+// cutTransport is one member's transport on a network.
+type cutTransport struct {
+	*memberlist.NetTransport
+	net  *network
+	self string // gossip address
+}
+
+func (n *network) wrap(cfg *Config) {
+	cfg.wrapTransport = func(nt *memberlist.NetTransport) memberlist.NodeAwareTransport {
+		ip, port, err := nt.FinalAdvertiseAddr("", nt.GetAutoBindPort())
+		if err != nil {
+			panic(err)
+		}
+		return &cutTransport{NetTransport: nt, net: n, self: net.JoinHostPort(ip.String(), fmt.Sprint(port))}
+	}
+}
+
+// partition cuts every link between the members of a and those of b.
+func (n *network) partition(a, b []*Cluster) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, x := range a {
+		for _, y := range b {
+			n.cut[[2]string{x.GossipAddr(), y.GossipAddr()}] = true
+			n.cut[[2]string{y.GossipAddr(), x.GossipAddr()}] = true
+		}
+	}
+}
+
+func (n *network) heal() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	clear(n.cut)
+}
+
+func (t *cutTransport) blocked(to string) bool {
+	t.net.mu.Lock()
+	defer t.net.mu.Unlock()
+	return t.net.cut[[2]string{t.self, to}]
+}
+
+var errCut = errors.New("link cut")
+
+func (t *cutTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	if t.blocked(addr) {
+		return time.Now(), nil // a lost datagram
+	}
+	return t.NetTransport.WriteTo(b, addr)
+}
+
+func (t *cutTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	return t.WriteTo(b, a.Addr)
+}
+
+func (t *cutTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	if t.blocked(addr) {
+		return nil, errCut
+	}
+	return t.NetTransport.DialTimeout(addr, timeout)
+}
+
+func (t *cutTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	return t.DialTimeout(a.Addr, timeout)
+}
+
+// TestPartitionHeals: a node cut off from the others sees them dead and
+// they see it dead; a handoff made meanwhile reaches it once the network
+// heals, without anyone joining by hand.
+func TestPartitionHeals(t *testing.T) {
+	t.Parallel()
+	nw := &network{cut: make(map[[2]string]bool)}
+	cs := startN(t, 3, func(i int, cfg *Config) { nw.wrap(cfg) })
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	ids := sortedIDsOf(cs)
+	a, b, c := byID(cs, ids[0]), byID(cs, ids[1]), byID(cs, ids[2])
+
+	nw.partition([]*Cluster{a, b}, []*Cluster{c})
+	checkFor(t, detectTimeout, func() error {
+		if err := stateOf([]*Cluster{a, b}, c.ID(), StateDead)(); err != nil {
+			return err
+		}
+		if err := stateOf([]*Cluster{c}, a.ID(), StateDead)(); err != nil {
+			return err
+		}
+		return stateOf([]*Cluster{c}, b.ID(), StateDead)()
+	})
+	if err := a.Handoff([]uint16{42}, b.ID()); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, convergeTimeout, func() error {
+		if o := b.View().Slots[42]; o.Owner != b.ID() {
+			return fmt.Errorf("b sees slot 42 at %v", o)
+		}
+		return nil
+	})
+	if o := c.View().Slots[42]; o.Owner != a.ID() {
+		t.Fatalf("the cut-off node learned the handoff: %v", o)
+	}
+
+	// memberlist itself keeps gossiping to dead members for
+	// GossipToTheDeadTime, which would heal a short partition; wait it out
+	// so that healing is up to the rejoin loop.
+	time.Sleep(2 * fastTimings().memberlist().GossipToTheDeadTime)
+	nw.heal()
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	if o := c.View().Slots[42]; o != (SlotOwner{b.ID(), 2}) {
+		t.Fatalf("after healing, slot 42 on the cut-off node: %v", o)
+	}
+}
