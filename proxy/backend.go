@@ -340,8 +340,14 @@ func (p *nodePool) noteError() { p.errors.Add(1) }
 func (p *nodePool) getState() poolState { return poolState(p.state.Load()) }
 
 // served reports whether commands may go to the node: the cluster view
-// does not say it is dead or gone.
-func (p *nodePool) served() bool { return p.state.Load() == uint32(poolLive) }
+// does not say it is dead. A retired node is still sent the odd command
+// that was routed just before it left (it answers, MOVED if need be, or
+// its connection fails like any other).
+func (p *nodePool) served() bool { return p.state.Load() != uint32(poolDead) }
+
+// live reports whether the node is a serving member (not dead, not
+// retired): the nodes fan-outs and keyless commands go to.
+func (p *nodePool) live() bool { return p.state.Load() == uint32(poolLive) }
 
 // errNodeDown is returned while a node is being answered with CLUSTERDOWN.
 var errNodeDown = errors.New("node down")
@@ -521,6 +527,9 @@ func (s *Server) watchdog() {
 		case now := <-t.C:
 			limit := now.Add(-s.opts.NodeTimeout).UnixNano()
 			for _, p := range s.route.all() {
+				if p.getState() == poolRetired {
+					p.closeIdle()
+				}
 				p.mu.Lock()
 				conns := make([]*nodeConn, 0, len(p.all))
 				for c := range p.all {
@@ -544,6 +553,39 @@ func (s *Server) watchdog() {
 			}
 		}
 	}
+}
+
+// closeIdle closes the pool's connections that wait for nothing (a
+// retired pool's, so that stragglers in flight are still answered).
+func (p *nodePool) closeIdle() {
+	p.mu.Lock()
+	conns := make([]*nodeConn, 0, len(p.all))
+	for c := range p.all {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.closeIfIdle()
+	}
+}
+
+// errConnRetired marks a connection closed because its node was retired.
+var errConnRetired = errors.New("node retired")
+
+// closeIfIdle closes the connection if nothing is queued, being written
+// or awaited on it, and no blocking command holds it; it is marked broken
+// first, under the lock send queues under, so that no request can slip
+// in: a client that finds it broken takes a fresh connection.
+func (c *nodeConn) closeIfIdle() {
+	c.mu.Lock()
+	if c.broken != nil || c.head != len(c.queue) || c.writing || len(c.out) > 0 || c.blocking.Load() {
+		c.mu.Unlock()
+		return
+	}
+	c.broken = errConnRetired
+	c.dead.Store(true)
+	c.mu.Unlock()
+	c.nc.Close()
 }
 
 // closeAll closes every connection of the pool.

@@ -346,7 +346,16 @@ func (c *client) sendQueued() bool {
 			conn, err = p.sharedConn(c.w.Proto, c.connIdx())
 			c.conns[i] = conn
 		}
-		if err != nil || !conn.send(s.reqs, s.buf[s.sent:]) {
+		ok := err == nil && conn.send(s.reqs, s.buf[s.sent:])
+		if !ok && err == nil {
+			// The connection broke since it was cached (nothing was
+			// queued on it): one fresh one.
+			if conn, err = p.sharedConn(c.w.Proto, c.connIdx()); err == nil {
+				c.conns[i] = conn
+				ok = conn.send(s.reqs, s.buf[s.sent:])
+			}
+		}
+		if !ok {
 			for _, r := range s.reqs {
 				r.failWith(resp.ErrClusterDownSlot)
 			}

@@ -35,8 +35,10 @@ const (
 	// poolDead: the cluster view says the node is dead (or left while
 	// owning slots): its slots answer CLUSTERDOWN at once.
 	poolDead
-	// poolRetired: the node is no longer a member and owns nothing;
-	// commands that still reach it answer CLUSTERDOWN.
+	// poolRetired: the node is no longer a member and owns nothing. It
+	// is left out of fan-outs; its idle connections are closed (and
+	// again each watchdog tick), while a command routed to it just
+	// before it left still goes there and is answered.
 	poolRetired
 )
 
@@ -154,9 +156,10 @@ func (r *routing) poolForLocked(addr string) int {
 	return n
 }
 
-// setPoolState moves p to st; a pool leaving the live state has its
-// connections closed, which fails what is in flight on them and wakes the
-// clients blocked there (blocking.go). r.mu is held.
+// setPoolState moves p to st. A pool that goes dead has its connections
+// closed, which fails what is in flight on them and wakes the clients
+// blocked there (blocking.go); a retired one has its idle connections
+// closed. r.mu is held.
 func (r *routing) setPoolState(p *nodePool, st poolState) {
 	old := p.getState()
 	if old == st {
@@ -178,9 +181,9 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 		p.closeAll()
 	case poolRetired:
 		if old == poolLive {
-			log.Info("node no longer in the cluster; connections closed", "node", p.addr)
+			log.Info("node no longer in the cluster; its backend is retired", "node", p.addr)
 		}
-		p.closeAll()
+		p.closeIdle()
 	}
 }
 

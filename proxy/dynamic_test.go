@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/internal/difftest"
@@ -313,5 +314,98 @@ func TestClusterEpochInMetrics(t *testing.T) {
 	})
 	if _, ok := m[fmt.Sprintf(`shardgate_proxy_node_requests_total{node="%s"}`, e.nodes[1])]; !ok {
 		t.Errorf("no request counter for a node met through the view")
+	}
+}
+
+// TestClusterViewChurn: clients pipelining while the view keeps changing
+// (ranges moving between nodes, nodes joining with new backends) get every
+// reply, none an error, and in order; run it under -race.
+func TestClusterViewChurn(t *testing.T) {
+	e := startViewEnv(t, 2, proxy.Options{})
+	var extra []string
+	for range 3 {
+		_, a, _ := nodetest.Start(t, node.Options{}, nil)
+		extra = append(extra, a)
+	}
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		n := 0
+		defer func() { churned <- n }()
+		for epoch := uint64(2); ; epoch++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Members: the two first nodes and a growing share of the
+			// others; the slots rotate over all of them.
+			ms := []cluster.Member{proxyMember(e.self, e.addr, cluster.StateAlive)}
+			var ids []cluster.NodeID
+			addrs := append(append([]string{}, e.nodes...), extra[:int(epoch)%(len(extra)+1)]...)
+			for i, a := range addrs {
+				id := proxytest.ID(i + 1)
+				ids = append(ids, id)
+				ms = append(ms, nodeMember(id, a, cluster.StateAlive))
+			}
+			var tab proxytest.Slots
+			per := slots.Count / len(ids)
+			for i := range ids {
+				last := (i+1)*per - 1
+				if i == len(ids)-1 {
+					last = slots.Count - 1
+				}
+				tab.Assign(i*per, last, ids[(i+int(epoch))%len(ids)], epoch)
+			}
+			e.src.Set(proxytest.View(e.self, ms, &tab))
+			n++
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	errs := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			c, err := difftest.DialProto(e.addr, 2+w%2)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			for round := range 30 {
+				const n = 50
+				b := pipeline(2*n, func(i int) []string {
+					k := fmt.Sprintf("w%d:%d", w, i/2)
+					if i%2 == 0 {
+						return []string{"SET", k, fmt.Sprint(round)}
+					}
+					return []string{"ECHO", k}
+				})
+				if err := c.WriteRaw(b); err != nil {
+					errs <- err
+					return
+				}
+				for i := range 2 * n {
+					v, err := c.Receive()
+					if err != nil {
+						errs <- err
+						return
+					}
+					if i%2 == 0 && v.Text() != "OK" || i%2 == 1 && v.Text() != fmt.Sprintf("w%d:%d", w, i/2) {
+						errs <- fmt.Errorf("client %d round %d reply %d: %v", w, round, i, v)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	if n := <-churned; n < 5 {
+		t.Errorf("only %d views applied during the test", n)
 	}
 }

@@ -246,7 +246,7 @@ func infoCluster(c *client, b *infoBuf) {
 		if t.slots[s].member >= 0 {
 			assigned++
 		}
-		if n := rt.ownerOf(uint16(s)); n >= 0 && rt.pool(n).served() {
+		if n := rt.ownerOf(uint16(s)); n >= 0 && rt.pool(n).live() {
 			ok++
 		}
 	}

@@ -175,12 +175,12 @@ func (c *client) handleCommand(args [][]byte) {
 }
 
 // anyNode picks the node for commands every node answers alike: the
-// first served one that is not known to be down (else the first served
+// first live one that is not known to be down (else the first live
 // one, whose reply tells; noOwner when the proxy knows no node).
 func (s *Server) anyNode() int {
 	first := noOwner
 	for i, p := range s.route.all() {
-		if !p.served() {
+		if !p.live() {
 			continue
 		}
 		if !p.down.Load() {
@@ -194,10 +194,10 @@ func (s *Server) anyNode() int {
 }
 
 // firstNode is the node for keyed commands that name no key: the first
-// served one (node 0 in static mode), or noOwner.
+// live one (node 0 in static mode), or noOwner.
 func (s *Server) firstNode() int {
 	for i, p := range s.route.all() {
-		if p.served() {
+		if p.live() {
 			return i
 		}
 	}
