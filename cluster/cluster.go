@@ -93,7 +93,6 @@ type memberRec struct {
 	Member
 	leaving   bool // it announced its Leave (msgLeave) with this BootID
 	clusterID string
-	digest    uint64
 	since     time.Time // last change of State
 	ip        net.IP
 	port      uint16
@@ -391,7 +390,8 @@ func (c *Cluster) handle(e event, now time.Time) {
 		}
 		rec.BootID, rec.Role, rec.Addr = m.BootID, m.Role, m.Addr
 		rec.Gossip, rec.ip, rec.port = e.node.gossip(), e.node.ip, e.node.port
-		rec.clusterID, rec.digest = m.ClusterID, m.Digest
+		rec.clusterID = m.ClusterID
+		rec.TableEpoch, rec.TableDigest = m.Epoch, m.Digest
 		if rec.State != StateAlive {
 			rec.State, rec.since = StateAlive, now
 			c.log.Info("cluster: member alive", "id", m.ID, "role", m.Role, "addr", m.Addr, "gossip", rec.Gossip, "boot", m.BootID)
@@ -616,7 +616,10 @@ func (c *Cluster) publish() {
 		Slots:     slotsCopy,
 		Epoch:     st.table.MaxEpoch(),
 	}
-	v.Members = append(v.Members, Member{ID: c.self, BootID: c.bootID, Role: c.cfg.Role, Addr: c.cfg.RESPAddr, Gossip: c.gossip, State: StateAlive})
+	v.Members = append(v.Members, Member{
+		ID: c.self, BootID: c.bootID, Role: c.cfg.Role, Addr: c.cfg.RESPAddr, Gossip: c.gossip, State: StateAlive,
+		TableEpoch: v.Epoch, TableDigest: st.digest,
+	})
 	for _, r := range st.members {
 		v.Members = append(v.Members, r.Member)
 	}

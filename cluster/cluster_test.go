@@ -91,13 +91,38 @@ func TestBootstrapThree(t *testing.T) {
 	pcfg.Join = []string{cs[0].GossipAddr()}
 	proxy := start(t, pcfg)
 	all = append(all, proxy)
-	checkFor(t, convergeTimeout, func() error { return converged(all) })
-	if got := cs[1].View().Alive(RoleProxy); len(got) != 1 || got[0].ID != proxy.ID() || got[0].Addr != pcfg.RESPAddr {
-		t.Fatalf("alive proxies seen by a node: %+v", got)
-	}
-	if got := len(proxy.View().Alive(RoleNode)); got != 4 {
-		t.Fatalf("proxy sees %d alive nodes", got)
-	}
+	checkFor(t, convergeTimeout, func() error {
+		if err := converged(all); err != nil {
+			return err
+		}
+		if got := cs[1].View().Alive(RoleProxy); len(got) != 1 || got[0].ID != proxy.ID() || got[0].Addr != pcfg.RESPAddr {
+			return fmt.Errorf("alive proxies seen by a node: %+v", got)
+		}
+		if got := len(proxy.View().Alive(RoleNode)); got != 4 {
+			return fmt.Errorf("proxy sees %d alive nodes", got)
+		}
+		return nil
+	})
+
+	// An observer (shardgate cluster status) needs no RESP address, sees
+	// the table, and is no proxy.
+	ocfg := testConfig(t)
+	ocfg.Role, ocfg.RESPAddr = RoleObserver, ""
+	ocfg.Join = []string{cs[1].GossipAddr()}
+	obs := start(t, ocfg)
+	all = append(all, obs)
+	checkFor(t, convergeTimeout, func() error {
+		if err := converged(all); err != nil {
+			return err
+		}
+		if got := cs[2].View().Alive(RoleProxy); len(got) != 1 || got[0].ID != proxy.ID() {
+			return fmt.Errorf("alive proxies with an observer: %+v", got)
+		}
+		if m, _ := cs[2].View().Member(obs.ID()); m.Role != RoleObserver || m.Addr != "" {
+			return fmt.Errorf("observer seen as %+v", m)
+		}
+		return nil
+	})
 }
 
 // TestBootstrapWaitsForExactlyN: two nodes expecting three do not

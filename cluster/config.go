@@ -16,7 +16,7 @@ import (
 // Config configures a Cluster member. Flags map onto it one to one.
 type Config struct {
 	Role            Role
-	RESPAddr        string        // advertised RESP address host:port (node or proxy)
+	RESPAddr        string        // advertised RESP address host:port (node or proxy; "" for an observer)
 	Bind            string        // gossip host:port to listen on (--gossip); port 0 picks a free one
 	Advertise       string        // optional gossip host:port to advertise when Bind's is not reachable (containers)
 	Join            []string      // gossip addresses to join (--join); retried until one answers
@@ -39,7 +39,7 @@ func (cfg *Config) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, args...))
 	}
-	if cfg.Role != RoleNode && cfg.Role != RoleProxy {
+	if !cfg.Role.valid() {
 		return bad("unknown role %d", cfg.Role)
 	}
 	if _, _, err := splitHostPort(cfg.Bind); err != nil {
@@ -50,7 +50,7 @@ func (cfg *Config) validate() error {
 			return bad("gossip advertise address %q: %v", cfg.Advertise, err)
 		}
 	}
-	if cfg.RESPAddr == "" {
+	if cfg.RESPAddr == "" && cfg.Role != RoleObserver {
 		return bad("no RESP address to advertise")
 	}
 	if cfg.BootstrapExpect < 0 {
@@ -122,11 +122,15 @@ func fastTimings() timings {
 	return timings{
 		memberlist: func() *memberlist.Config {
 			c := memberlist.DefaultLocalConfig()
+			// About 100 ms probes and a suspicion of 400 ms to 1.6 s (less
+			// with confirmations): a killed member is dead in about a
+			// second. Tighter timings make members flap under -race on a
+			// loaded machine.
 			c.ProbeInterval = 100 * time.Millisecond
-			c.ProbeTimeout = 50 * time.Millisecond
+			c.ProbeTimeout = 60 * time.Millisecond
 			c.GossipInterval = 50 * time.Millisecond
-			c.SuspicionMult = 3
-			c.SuspicionMaxTimeoutMult = 2
+			c.SuspicionMult = 4
+			c.SuspicionMaxTimeoutMult = 4
 			c.PushPullInterval = time.Second
 			c.TCPTimeout = 500 * time.Millisecond
 			c.GossipToTheDeadTime = 500 * time.Millisecond

@@ -300,7 +300,7 @@ func decodeMeta(b []byte) (meta, error) {
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d trailing bytes", len(d.b))
 	}
-	if d.err == nil && (m.Role != RoleNode && m.Role != RoleProxy || !m.ID.Valid()) {
+	if d.err == nil && (!m.Role.valid() || !m.ID.Valid()) {
 		d.fail("bad role %d or id %q", m.Role, m.ID)
 	}
 	return m, d.err

@@ -114,8 +114,8 @@ func checkFor(t testing.TB, timeout time.Duration, cond func() error) {
 	}
 }
 
-// converged checks that every member has the same cluster id and table and
-// sees every other member with want's state.
+// converged checks that every member has the same cluster id and table,
+// sees every other member alive and announcing that table.
 func converged(cs []*Cluster) error {
 	v0 := cs[0].View()
 	if v0.ClusterID == "" {
@@ -129,10 +129,14 @@ func converged(cs []*Cluster) error {
 		if *v.Slots != *v0.Slots {
 			return fmt.Errorf("%s: table %v, %s has %v", v.Self[:8], (*Table)(v.Slots), v0.Self[:8], (*Table)(v0.Slots))
 		}
+		digest := (*Table)(v.Slots).Digest()
 		for _, o := range cs {
 			m, ok := v.Member(o.ID())
 			if !ok || m.State != StateAlive {
 				return fmt.Errorf("%s sees %s as %v (known %v)", v.Self[:8], o.ID()[:8], m.State, ok)
+			}
+			if m.TableDigest != digest || m.TableEpoch != v.Epoch {
+				return fmt.Errorf("%s sees %s announce table %x at epoch %d, has %x at %d", v.Self[:8], o.ID()[:8], m.TableDigest, m.TableEpoch, digest, v.Epoch)
 			}
 		}
 	}

@@ -38,8 +38,10 @@ func (c *Cluster) maybeAdopt() {
 
 // maybeBootstrap bootstraps the cluster when this node has no cluster id,
 // --bootstrap-expect N is set and exactly N nodes without a cluster id
-// (itself included) have been alive together for the settle time. They
-// all compute the same claims and cluster id from the same sorted ids.
+// (itself included) have been alive together for the settle time, and no
+// other empty node it has seen is down (a flapping member must not make a
+// smaller set look complete). They all compute the same claims and cluster
+// id from the same sorted ids.
 func (c *Cluster) maybeBootstrap(now time.Time) {
 	st := &c.st
 	n := c.cfg.BootstrapExpect
@@ -48,13 +50,21 @@ func (c *Cluster) maybeBootstrap(now time.Time) {
 	}
 	ids := []NodeID{c.self}
 	for id, r := range st.members {
-		if r.State != StateAlive || r.Role != RoleNode {
+		if r.Role != RoleNode || r.State == StateLeft {
 			continue
 		}
-		if r.clusterID != "" {
+		switch {
+		case r.State != StateAlive && r.clusterID == "":
+			// An empty node seen before is down (or flapping): wait
+			// for it rather than bootstrap without it.
+			st.bootIDs = nil
+			return
+		case r.State != StateAlive:
+		case r.clusterID != "":
 			return // maybeAdopt takes over
+		default:
+			ids = append(ids, id)
 		}
-		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	if len(ids) != n {
@@ -257,7 +267,7 @@ func (c *Cluster) antiEntropy(now time.Time) {
 		return
 	}
 	for id, r := range st.members {
-		if r.State != StateAlive || r.clusterID != "" && r.clusterID != st.clusterID || r.digest == st.digest || r.ip == nil {
+		if r.State != StateAlive || r.clusterID != "" && r.clusterID != st.clusterID || r.TableDigest == st.digest || r.ip == nil {
 			delete(st.mismatch, id)
 			continue
 		}

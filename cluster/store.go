@@ -57,6 +57,8 @@ func parseRole(s string) (Role, bool) {
 		return RoleNode, true
 	case "proxy":
 		return RoleProxy, true
+	case "observer":
+		return RoleObserver, true
 	}
 	return 0, false
 }

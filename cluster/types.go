@@ -31,7 +31,13 @@ const (
 	RoleNode Role = iota
 	// RoleProxy is a proxy: a member that owns no slots.
 	RoleProxy
+	// RoleObserver is a member that only watches (shardgate cluster
+	// status): it owns no slots and serves no clients; proxies must not
+	// list it.
+	RoleObserver
 )
+
+func (r Role) valid() bool { return r <= RoleObserver }
 
 func (r Role) String() string {
 	switch r {
@@ -39,6 +45,8 @@ func (r Role) String() string {
 		return "node"
 	case RoleProxy:
 		return "proxy"
+	case RoleObserver:
+		return "observer"
 	}
 	return "unknown"
 }
@@ -81,6 +89,11 @@ type Member struct {
 	Addr   string // RESP address clients use (node or proxy)
 	Gossip string // memberlist address host:port
 	State  State
+
+	// The member's table as it last announced it (its metadata): members
+	// whose digest differs from this member's own have not converged yet.
+	TableEpoch  uint64
+	TableDigest uint64
 }
 
 // SlotOwner is one entry of the slot table. Owner "" means unassigned
