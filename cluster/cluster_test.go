@@ -512,6 +512,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bind", func(c *Config) { c.Bind = "nowhere" }},
 		{"bind port", func(c *Config) { c.Bind = "127.0.0.1:70000" }},
 		{"advertise", func(c *Config) { c.Advertise = "x" }},
+		{"advertise port", func(c *Config) { c.Advertise = "10.0.0.1:0" }},
 		{"resp", func(c *Config) { c.RESPAddr = "" }},
 		{"expect", func(c *Config) { c.BootstrapExpect = -1 }},
 		{"proxy bootstraps", func(c *Config) { c.Role, c.BootstrapExpect = RoleProxy, 3 }},
@@ -621,5 +622,21 @@ func TestViewHelpers(t *testing.T) {
 	}
 	if got := v.Alive(RoleNode); len(got) != 1 || got[0].ID != b {
 		t.Errorf("Alive(RoleNode) = %+v", got)
+	}
+}
+
+// TestLANProfile: a member with the production timings starts and closes
+// (their intervals are too long for the other tests).
+func TestLANProfile(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Fast = false
+	cfg.Dir = t.TempDir()
+	c := start(t, cfg)
+	if v := c.View(); v == nil || v.Self != c.ID() || c.GossipAddr() == "" || v.SelfMember().Gossip != c.GossipAddr() {
+		t.Fatalf("view %+v, gossip %q", v, c.GossipAddr())
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

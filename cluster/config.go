@@ -46,8 +46,8 @@ func (cfg *Config) validate() error {
 		return bad("gossip address %q: %v", cfg.Bind, err)
 	}
 	if cfg.Advertise != "" {
-		if _, _, err := splitHostPort(cfg.Advertise); err != nil {
-			return bad("gossip advertise address %q: %v", cfg.Advertise, err)
+		if _, port, err := splitHostPort(cfg.Advertise); err != nil || port == 0 {
+			return bad("gossip advertise address %q: want host:port with a port (%v)", cfg.Advertise, err)
 		}
 	}
 	if cfg.RESPAddr == "" && cfg.Role != RoleObserver {
