@@ -23,6 +23,9 @@ func testView(owners map[uint16]cluster.SlotOwner, states ...cluster.State) *clu
 		v.Slots[s] = o
 		v.Epoch = max(v.Epoch, o.Epoch)
 	}
+	// An observer (shardgate cluster status) is in every view; it sorts
+	// first and owns nothing.
+	v.Members = append([]cluster.Member{{ID: "0", Role: cluster.RoleObserver, State: cluster.StateAlive}}, v.Members...)
 	return v
 }
 
@@ -115,6 +118,9 @@ func TestViewStates(t *testing.T) {
 	}
 	if r.numPools() != 3 {
 		t.Errorf("%d pools, want 3", r.numPools())
+	}
+	if tb := r.view.Load(); len(tb.members) != 4 || tb.members[0].id != "1" {
+		t.Errorf("the observer is listed: %+v", tb.members)
 	}
 	// Suspect counts as up; left owning slots as dead.
 	r.applyTable(tableFromView(testView(owners, cluster.StateSuspect, cluster.StateLeft)))

@@ -57,15 +57,21 @@ func emptyTable() *clusterTable {
 	return t
 }
 
-// tableFromView converts a cluster view into the proxy's table.
+// tableFromView converts a cluster view into the proxy's table. Members
+// that are neither nodes nor proxies (observers: shardgate cluster
+// status) are left out: they serve nothing and the proxy lists them
+// nowhere.
 func tableFromView(v *cluster.View) *clusterTable {
 	t := emptyTable()
 	t.self, t.clusterID, t.epoch = string(v.Self), v.ClusterID, v.Epoch
 	idx := make(map[cluster.NodeID]int32, len(v.Members))
-	t.members = make([]clusterMember, len(v.Members))
-	for i, m := range v.Members {
-		idx[m.ID] = int32(i)
-		t.members[i] = clusterMember{id: string(m.ID), role: roleOf(m.Role), addr: m.Addr, state: stateOf(m.State)}
+	t.members = make([]clusterMember, 0, len(v.Members))
+	for _, m := range v.Members {
+		if m.Role != cluster.RoleNode && m.Role != cluster.RoleProxy {
+			continue
+		}
+		idx[m.ID] = int32(len(t.members))
+		t.members = append(t.members, clusterMember{id: string(m.ID), role: roleOf(m.Role), addr: m.Addr, state: stateOf(m.State)})
 	}
 	if v.Slots == nil {
 		return t
