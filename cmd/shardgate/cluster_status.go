@@ -2,34 +2,26 @@ package main
 
 // shardgate cluster status: the operator's view of a gossip cluster.
 //
-// How it reads the cluster. The command does not join the gossip: package
-// cluster has no observer role, and a short-lived member would be a
-// nuisance to every other one. It would be taken for one more proxy
-// (proxies spread the slot ranges they present over all live proxies, so
-// cluster-aware clients would be sent to this command's address), every
-// member's probes must reach it back over UDP and TCP (often not the case
-// from an operator's laptop or a container host), and every member would
-// keep a record of it as left until that is reaped. Instead it reads the
-// cluster over RESP, as any client can, first from the address given with
-// --join (any node or proxy; in docker compose, the proxy's published
-// port), then from every live member that first view lists:
+// How it reads the cluster. By default (--join) it joins the gossip for a
+// moment as an observer (cluster.RoleObserver): a member that owns no slots
+// and serves no clients, which proxies leave out of the endpoints they
+// present and bootstrap does not count. Joining, it receives the whole
+// slot table with every entry's epoch and every member's metadata (role,
+// RESP address, and the epoch and digest of the table the member
+// announces), which is all the status needs; it waits until its view has
+// been quiet for a moment, prints it and leaves. Members whose announced
+// digest differs from the table the observer merged from everyone have
+// not converged: that is the disagreement the status reports.
 //
-//   - a proxy in gossip mode describes its view in INFO's cluster section:
-//     cluster id, table epoch and one memberN line per member (id, role,
-//     address, state, slot ranges);
-//   - a node answers CLUSTER MYID, CLUSTER NODES (Redis Cluster's format:
-//     address, fail flags, config epoch, slot ranges) and CLUSTER INFO
-//     (cluster_current_epoch), and INFO's cluster section too if it lists
-//     members as a proxy does.
-//
-// Comparing what each member reports finds more than comparing table
-// digests would: which slots they disagree on and who owns them on each
-// side. What RESP does not carry is the epoch of every slot range: a
-// node's ranges are shown with its config epoch as it reports it itself
-// (the highest epoch of its claims, Redis Cluster's one epoch per node).
-//
-// No gossip key is needed, and none is taken: RESP is not encrypted by
-// it. --password authenticates to members started with --requirepass.
+// The observer needs the cluster's --gossip-key, and the members' probes
+// should reach it at its gossip address (--gossip, --gossip-advertise):
+// if they cannot, the join still works (the observer opens the
+// connection) but the members record it as failed rather than left.
+// Where gossip cannot be spoken at all (from outside a NAT, or through a
+// container's published RESP port only) --resp reads the cluster over
+// RESP instead, as any client can; see cluster_status_resp.go. What RESP
+// does not carry is every range's epoch and the members' digests: the
+// RESP reader compares what each live member reports instead.
 
 import (
 	"context"
@@ -38,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -46,7 +39,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -60,7 +53,7 @@ Run 'shardgate cluster <command> --help' for the flags of a command.
 
 // Exit codes of cluster status besides 0 (consistent) and 2 (bad usage).
 const (
-	exitUnreachable  = 1 // no --join address answered with a cluster view
+	exitUnreachable  = 1 // no view could be read
 	exitInconsistent = 3 // the view was read and something is wrong
 )
 
@@ -80,20 +73,44 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 2
 }
 
+// splitAddrs splits a comma-separated list of host:port addresses.
+func splitAddrs(list, flagName string) ([]string, error) {
+	var addrs []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("bad --%s address %q: %v", flagName, a, err)
+		}
+		addrs = append(addrs, a)
+	}
+	return addrs, nil
+}
+
 func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("shardgate cluster status", flag.ContinueOnError)
-	join := fs.String("join", "", "RESP address (host:port) of any node or proxy of the cluster; a comma-separated list is tried in order")
+	join := fs.String("join", "", "gossip addresses (host:port, comma-separated) of cluster members to join as an observer, as nodes and proxies take --join")
+	gossip := fs.String("gossip", "0.0.0.0:0", "the observer's gossip listen address (port 0 picks a free one); the members' probes must reach it")
+	advertise := fs.String("gossip-advertise", "", "gossip address to advertise when the --gossip one is not reachable by the members (NAT, containers)")
+	key := fs.String("gossip-key", "", "the cluster's gossip key (16, 24 or 32 bytes, hex or base64)")
+	fast := fs.Bool("gossip-fast", false, "test timings, for a cluster running with --gossip-fast")
+	respAddrs := fs.String("resp", "", "instead of joining the gossip, read the cluster over RESP from this node or proxy (host:port; a comma-separated list is tried in order) and from every live member it lists")
+	password := fs.String("password", "", "with --resp: password sent with AUTH to every member (their --requirepass)")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
-	password := fs.String("password", "", "password sent with AUTH to every member (their --requirepass)")
-	timeout := fs.Duration("timeout", 2*time.Second, "how long each member may take to connect and answer")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for a view (--join), or for each member to answer (--resp)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: shardgate cluster status --join host:port [flags]
+       shardgate cluster status --resp host:port [flags]
 
 Print the members of a gossip cluster (id, role, RESP address, state), the
-slot ranges of every node with its epoch, and anything inconsistent:
-unassigned slots, slots of dead nodes, members that disagree on the slot
-table, live members that cannot be reached. The view is read over RESP
-from the --join member and then from every live member it lists.
+slot ranges of every node with their epochs, and anything inconsistent:
+unassigned slots, slots of dead nodes, members whose table differs.
+
+With --join the command joins the gossip for a moment as an observer (it
+owns nothing, clients are never sent to it) and leaves. With --resp it
+reads the view over RESP from a node or proxy and from every live member
+that one lists (for where the members cannot reach this machine by gossip).
 
 Exit status: 0 consistent, 3 inconsistent, 1 no view could be read,
 2 bad usage.
@@ -105,40 +122,78 @@ Flags:
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc
 	}
-	var entries []string
-	for _, a := range strings.Split(*join, ",") {
-		if a = strings.TrimSpace(a); a == "" {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			fmt.Fprintf(stderr, "shardgate cluster status: bad --join address %q: %v\n", a, err)
-			return 2
-		}
-		entries = append(entries, a)
-	}
-	if len(entries) == 0 {
-		fmt.Fprintf(stderr, "shardgate cluster status: --join is required\n")
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "shardgate cluster status: "+format+"\n", a...)
 		return 2
 	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "shardgate cluster status: --timeout must be a positive duration, got %s\n", *timeout)
-		return 2
+	joins, err := splitAddrs(*join, "join")
+	if err != nil {
+		return bad("%v", err)
 	}
-	f := &respFetcher{password: *password, timeout: *timeout}
+	resps, err := splitAddrs(*respAddrs, "resp")
+	if err != nil {
+		return bad("%v", err)
+	}
+	switch {
+	case len(joins) == 0 && len(resps) == 0:
+		return bad("one of --join (gossip) or --resp is required")
+	case len(joins) > 0 && len(resps) > 0:
+		return bad("--join and --resp are exclusive")
+	case *timeout <= 0:
+		return bad("--timeout must be a positive duration, got %s", *timeout)
+	}
 	var (
-		st   *clusterStatus
-		errs []error
+		st      *clusterStatus
+		readErr error
 	)
-	for _, e := range entries {
-		s, err := collectStatus(ctx, e, f.fetch)
-		if err == nil {
-			st = s
-			break
+	if len(joins) > 0 {
+		var given []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "password" {
+				given = append(given, f.Name)
+			}
+		})
+		if len(given) > 0 {
+			return bad("--password goes with --resp (the observer speaks gossip)")
 		}
-		errs = append(errs, err)
+		o := observeOptions{join: joins, bind: *gossip, advertise: *advertise, fast: *fast, timeout: *timeout}
+		if _, _, err := net.SplitHostPort(o.bind); err != nil {
+			return bad("bad --gossip address %q: %v", o.bind, err)
+		}
+		if *key != "" {
+			if o.key, err = cluster.ParseKey(*key); err != nil {
+				return bad("bad --gossip-key: %v", err)
+			}
+		}
+		var v *cluster.View
+		if v, readErr = observeCluster(ctx, o); readErr == nil {
+			st = statusFromView(strings.Join(joins, ","), v)
+		}
+	} else {
+		var gossipFlags []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "gossip", "gossip-advertise", "gossip-key", "gossip-fast":
+				gossipFlags = append(gossipFlags, "--"+f.Name)
+			}
+		})
+		if len(gossipFlags) > 0 {
+			return bad("%s go with --join, not --resp", strings.Join(gossipFlags, " "))
+		}
+		f := &respFetcher{password: *password, timeout: *timeout}
+		var errs []error
+		for _, e := range resps {
+			s, err := collectStatus(ctx, e, f.fetch)
+			if err == nil {
+				st = s
+				break
+			}
+			errs = append(errs, err)
+		}
+		readErr = errors.Join(errs...)
 	}
 	if st == nil {
-		fmt.Fprintf(stderr, "shardgate cluster status: %v\n", errors.Join(errs...))
+		fmt.Fprintf(stderr, "shardgate cluster status: %v\n", readErr)
 		return exitUnreachable
 	}
 	if *asJSON {
@@ -155,6 +210,219 @@ Flags:
 		return exitInconsistent
 	}
 	return 0
+}
+
+// observeOptions configure the short-lived observer.
+type observeOptions struct {
+	join      []string
+	bind      string
+	advertise string
+	key       []byte
+	fast      bool
+	timeout   time.Duration
+}
+
+// quietFor is how long the observer's view must stay unchanged before it
+// is printed: a few gossip rounds after the join's full exchange.
+func (o observeOptions) quietFor() time.Duration {
+	if o.fast {
+		return 300 * time.Millisecond
+	}
+	return time.Second
+}
+
+// observeCluster joins the cluster as an observer, waits until its view
+// has a cluster id, another live member, and has been quiet for a moment
+// (or until the timeout, with whatever it has if it has that much), and
+// leaves.
+func observeCluster(ctx context.Context, o observeOptions) (*cluster.View, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	joinLog := &joinErrors{}
+	c, err := cluster.Start(ctx, cluster.Config{
+		Role:      cluster.RoleObserver,
+		Bind:      o.bind,
+		Advertise: o.advertise,
+		Join:      o.join,
+		Key:       o.key,
+		Fast:      o.fast,
+		Logger:    slog.New(joinLog),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var (
+		last    *cluster.View
+		changed time.Time
+	)
+	for {
+		ch := c.Changes()
+		v := c.View()
+		if v != last {
+			last, changed = v, time.Now()
+		}
+		ready := v.ClusterID != "" && otherMemberAlive(v)
+		wait := o.quietFor() - time.Since(changed)
+		if ready && wait <= 0 {
+			return v, nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(max(wait, 10*time.Millisecond)):
+		case <-ctx.Done():
+			if ready {
+				return v, nil // still changing: as it is now
+			}
+			return nil, fmt.Errorf("no cluster member answered at %s within %v%s", strings.Join(o.join, ","), o.timeout, joinLog.last())
+		}
+	}
+}
+
+// otherMemberAlive reports whether v has a live node or proxy besides self.
+func otherMemberAlive(v *cluster.View) bool {
+	for _, m := range v.Members {
+		if m.ID != v.Self && m.Role != cluster.RoleObserver && m.State == cluster.StateAlive {
+			return true
+		}
+	}
+	return false
+}
+
+// joinErrors is the observer's log: it keeps only the last reason
+// memberlist gave for a failed join (a wrong key, a refused connection),
+// to say why no member answered.
+type joinErrors struct {
+	mu   sync.Mutex
+	text string
+}
+
+const joinFailedPrefix = "memberlist: failed to join "
+
+func (j *joinErrors) Enabled(context.Context, slog.Level) bool { return true }
+
+func (j *joinErrors) Handle(_ context.Context, r slog.Record) error {
+	if rest, ok := strings.CutPrefix(r.Message, joinFailedPrefix); ok {
+		j.mu.Lock()
+		j.text = rest
+		j.mu.Unlock()
+	}
+	return nil
+}
+
+func (j *joinErrors) WithAttrs([]slog.Attr) slog.Handler { return j }
+func (j *joinErrors) WithGroup(string) slog.Handler      { return j }
+
+// last returns the last join failure as a suffix for an error text.
+func (j *joinErrors) last() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.text == "" {
+		return ""
+	}
+	return " (last join attempt: " + j.text + ")"
+}
+
+// statusFromView describes an observer's view. Every live member is
+// checked by the table it announces: the same digest as the observer's
+// merged table, or not.
+func statusFromView(entry string, v *cluster.View) *clusterStatus {
+	self := v.SelfMember()
+	st := &clusterStatus{
+		Entry:       entry,
+		EntryID:     string(v.Self),
+		EntryRole:   self.Role.String(),
+		ClusterID:   v.ClusterID,
+		Epoch:       v.Epoch,
+		TableDigest: digestHex(self.TableDigest),
+	}
+	owners := new([slots.Count]string)
+	for s := range slots.Count {
+		owners[s] = string(v.Slots[s].Owner)
+	}
+	for _, m := range v.Members {
+		if m.Role == cluster.RoleObserver {
+			continue
+		}
+		sm := statusMember{
+			ID:     string(m.ID),
+			Role:   m.Role.String(),
+			Addr:   m.Addr,
+			State:  m.State.String(),
+			Ranges: viewRanges(v, m.ID),
+			View:   viewNotChecked,
+		}
+		for _, r := range sm.Ranges {
+			sm.Slots += r.count()
+			sm.Epoch = max(sm.Epoch, r.Epoch)
+		}
+		if memberLive(sm.State) {
+			sm.TableEpoch, sm.TableDigest = m.TableEpoch, digestHex(m.TableDigest)
+			sm.View = viewAgrees
+			if m.TableDigest != self.TableDigest {
+				sm.View = viewDiffers
+				st.Problems = append(st.Problems, statusProblem{Kind: problemDisagree, Member: sm.ID,
+					Text: fmt.Sprintf("%s %s announces a table at epoch %d (digest %s), the merged table is at epoch %d (digest %s)",
+						sm.Role, shortID(sm.ID), m.TableEpoch, sm.TableDigest, v.Epoch, st.TableDigest)})
+			}
+		}
+		st.Members = append(st.Members, sm)
+	}
+	finishStatus(st, owners)
+	return st
+}
+
+// viewRanges returns the slot ranges id owns in v, split where the epoch
+// changes.
+func viewRanges(v *cluster.View, id cluster.NodeID) []statusRange {
+	var rs []statusRange
+	for s := range slots.Count {
+		o := v.Slots[s]
+		if o.Owner != id {
+			continue
+		}
+		if n := len(rs); n > 0 && int(rs[n-1].Last) == s-1 && rs[n-1].Epoch == o.Epoch {
+			rs[n-1].Last = uint16(s)
+		} else {
+			rs = append(rs, statusRange{First: uint16(s), Last: uint16(s), Epoch: o.Epoch})
+		}
+	}
+	return rs
+}
+
+func digestHex(d uint64) string { return fmt.Sprintf("%016x", d) }
+
+// finishStatus adds what both readers report the same way: slots of
+// members that are not live, unassigned slots, and the verdict.
+func finishStatus(st *clusterStatus, owners *[slots.Count]string) {
+	for _, m := range st.Members {
+		if m.Slots > 0 && !memberLive(m.State) {
+			st.Problems = append(st.Problems, statusProblem{Kind: problemDeadOwner, Member: m.ID, Slots: m.Ranges,
+				Text: fmt.Sprintf("%s %s (%s) is %s and owns %d slots (%s): they answer CLUSTERDOWN until it returns",
+					m.Role, shortID(m.ID), addrOrNone(m.Addr), m.State, m.Slots, formatStatusRanges(m.Ranges))})
+		}
+	}
+	st.Unassigned = unassignedRanges(owners)
+	if len(st.Unassigned) > 0 {
+		n := 0
+		for _, r := range st.Unassigned {
+			n += r.count()
+		}
+		st.Problems = append(st.Problems, statusProblem{Kind: problemUnassigned, Slots: st.Unassigned,
+			Text: fmt.Sprintf("%d slots are not assigned to any node (%s)", n, formatStatusRanges(st.Unassigned))})
+	}
+	st.Consistent = len(st.Problems) == 0
+	if st.Problems == nil {
+		st.Problems = []statusProblem{}
+	}
+	if st.Unassigned == nil {
+		st.Unassigned = []statusRange{}
+	}
+	for i := range st.Members {
+		if st.Members[i].Ranges == nil {
+			st.Members[i].Ranges = []statusRange{}
+		}
+	}
 }
 
 // Member roles and states as the status prints them (the cluster
@@ -196,61 +464,19 @@ func formatStatusRanges(rs []statusRange) string {
 	return strings.Join(parts, ",")
 }
 
-// viewMember is one member as some member's view describes it.
-type viewMember struct {
-	ID     string
-	Role   string
-	Addr   string
-	State  string
-	Epoch  uint64 // the config epoch, when the view says (CLUSTER NODES)
-	Ranges []statusRange
-}
-
-// memberView is what one member reports about the cluster.
-type memberView struct {
-	Self      string // the reporting member's id
-	Role      string // the reporting member's role
-	ClusterID string // "" when the member does not say (nodes)
-	Epoch     uint64 // the table's epoch
-	Members   []viewMember
-}
-
-func (v *memberView) member(id string) (viewMember, bool) {
-	for _, m := range v.Members {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return viewMember{}, false
-}
-
-// owners returns the owner of every slot in the view ("" = unassigned).
-func (v *memberView) owners() *[slots.Count]string {
-	o := new([slots.Count]string)
-	for _, m := range v.Members {
-		for _, r := range m.Ranges {
-			for s := int(r.First); s <= int(r.Last); s++ {
-				o[s] = m.ID
-			}
-		}
-	}
-	return o
-}
-
-// fetchFunc reads one member's view from its RESP address.
-type fetchFunc func(ctx context.Context, addr string) (*memberView, error)
-
 // clusterStatus is the command's result, printed as a table or as JSON.
 type clusterStatus struct {
-	Entry      string          `json:"entry"` // the --join address the view was read from
-	EntryID    string          `json:"entry_id"`
-	EntryRole  string          `json:"entry_role"`
-	ClusterID  string          `json:"cluster_id,omitempty"`
-	Epoch      uint64          `json:"epoch"` // the entry's table epoch
-	Members    []statusMember  `json:"members"`
-	Unassigned []statusRange   `json:"unassigned"`
-	Problems   []statusProblem `json:"problems"`
-	Consistent bool            `json:"consistent"`
+	Entry     string `json:"entry"`      // the --join or --resp address(es) the view was read from
+	EntryID   string `json:"entry_id"`   // the observer's or the --resp member's id
+	EntryRole string `json:"entry_role"` // observer, node or proxy
+	ClusterID string `json:"cluster_id,omitempty"`
+	Epoch     uint64 `json:"epoch"` // the entry's table epoch
+	// TableDigest is the digest of the observer's merged table (--join).
+	TableDigest string          `json:"table_digest,omitempty"`
+	Members     []statusMember  `json:"members"`
+	Unassigned  []statusRange   `json:"unassigned"`
+	Problems    []statusProblem `json:"problems"`
+	Consistent  bool            `json:"consistent"`
 }
 
 // statusMember is one member as the entry sees it, with what its own
@@ -263,8 +489,12 @@ type statusMember struct {
 	Epoch  uint64        `json:"epoch,omitempty"` // config epoch (nodes)
 	Slots  int           `json:"slots"`
 	Ranges []statusRange `json:"ranges"`
+	// The table the member announces in its gossip metadata (--join).
+	TableEpoch  uint64 `json:"table_epoch,omitempty"`
+	TableDigest string `json:"table_digest,omitempty"`
 	// View is what checking the member's own view found: "agrees",
-	// "differs", "unreachable", or "not checked" (not live, no address).
+	// "differs", "unreachable" (--resp), or "not checked" (not live, or
+	// no address).
 	View  string `json:"view"`
 	Error string `json:"error,omitempty"` // why it was unreachable
 }
@@ -296,159 +526,6 @@ const (
 	problemNoAddress   = "no-address"    // a live member without an address
 	problemAddrClash   = "address-clash" // two live members with one address
 )
-
-// collectStatus reads the entry's view, then the view of every live
-// member it lists (concurrently), and compares them.
-func collectStatus(ctx context.Context, entry string, fetch fetchFunc) (*clusterStatus, error) {
-	ref, err := fetch(ctx, entry)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", entry, err)
-	}
-	type result struct {
-		view *memberView
-		err  error
-	}
-	results := make(map[string]result)
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for _, m := range ref.Members {
-		if m.ID == ref.Self || !memberLive(m.State) || m.Addr == "" {
-			continue
-		}
-		wg.Go(func() {
-			v, err := fetch(ctx, m.Addr)
-			mu.Lock()
-			results[m.ID] = result{v, err}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-
-	st := &clusterStatus{
-		Entry:     entry,
-		EntryID:   ref.Self,
-		EntryRole: ref.Role,
-		ClusterID: ref.ClusterID,
-		Epoch:     ref.Epoch,
-	}
-	add := func(p statusProblem) { st.Problems = append(st.Problems, p) }
-	refOwners := ref.owners()
-	addrs := make(map[string]string) // live member address → id
-	for _, m := range ref.Members {
-		sm := statusMember{ID: m.ID, Role: m.Role, Addr: m.Addr, State: m.State, Epoch: m.Epoch, Ranges: m.Ranges, View: viewNotChecked}
-		for _, r := range m.Ranges {
-			sm.Slots += r.count()
-		}
-		if memberLive(m.State) && m.Addr != "" {
-			if other, ok := addrs[m.Addr]; ok {
-				add(statusProblem{Kind: problemAddrClash, Member: m.ID,
-					Text: fmt.Sprintf("%s and %s are both live at %s", shortID(other), shortID(m.ID), m.Addr)})
-			}
-			addrs[m.Addr] = m.ID
-		}
-		switch {
-		case m.ID == ref.Self:
-			sm.View = viewAgrees
-		case memberLive(m.State) && m.Addr == "":
-			add(statusProblem{Kind: problemNoAddress, Member: m.ID, Text: fmt.Sprintf("%s %s is %s but has no address", m.Role, shortID(m.ID), m.State)})
-		case memberLive(m.State):
-			r := results[m.ID]
-			if r.err != nil {
-				sm.View, sm.Error = viewUnreachable, r.err.Error()
-				add(statusProblem{Kind: problemUnreachable, Member: m.ID,
-					Text: fmt.Sprintf("%s %s at %s is %s in the view but did not answer: %v", m.Role, shortID(m.ID), m.Addr, m.State, r.err)})
-				break
-			}
-			sm.View = viewAgrees
-			for _, p := range compareViews(ref, refOwners, m, r.view) {
-				sm.View = viewDiffers
-				add(p)
-			}
-			if r.view.Self != m.ID {
-				break
-			}
-			// A node knows its own config epoch and ranges best.
-			if own, ok := r.view.member(m.ID); ok && own.Epoch != 0 {
-				sm.Epoch = own.Epoch
-			}
-		}
-		if sm.Epoch != 0 {
-			for i := range sm.Ranges {
-				if sm.Ranges[i].Epoch == 0 {
-					sm.Ranges[i].Epoch = sm.Epoch
-				}
-			}
-		}
-		if sm.Slots > 0 && !memberLive(m.State) {
-			add(statusProblem{Kind: problemDeadOwner, Member: m.ID, Slots: m.Ranges,
-				Text: fmt.Sprintf("%s %s (%s) is %s and owns %d slots (%s): they answer CLUSTERDOWN until it returns",
-					m.Role, shortID(m.ID), addrOrNone(m.Addr), m.State, sm.Slots, formatStatusRanges(m.Ranges))})
-		}
-		st.Members = append(st.Members, sm)
-	}
-	st.Unassigned = unassignedRanges(refOwners)
-	if len(st.Unassigned) > 0 {
-		n := 0
-		for _, r := range st.Unassigned {
-			n += r.count()
-		}
-		add(statusProblem{Kind: problemUnassigned, Slots: st.Unassigned,
-			Text: fmt.Sprintf("%d slots are not assigned to any node (%s)", n, formatStatusRanges(st.Unassigned))})
-	}
-	st.Consistent = len(st.Problems) == 0
-	if st.Problems == nil {
-		st.Problems = []statusProblem{}
-	}
-	if st.Unassigned == nil {
-		st.Unassigned = []statusRange{}
-	}
-	return st, nil
-}
-
-// compareViews lists how member m's own view v differs from the entry's
-// view ref.
-func compareViews(ref *memberView, refOwners *[slots.Count]string, m viewMember, v *memberView) []statusProblem {
-	var ps []statusProblem
-	if v.Self != m.ID {
-		return append(ps, statusProblem{Kind: problemIdentity, Member: m.ID,
-			Text: fmt.Sprintf("%s answers as %s %s, not as %s %s", m.Addr, v.Role, shortID(v.Self), m.Role, shortID(m.ID))})
-	}
-	if ref.ClusterID != "" && v.ClusterID != "" && v.ClusterID != ref.ClusterID {
-		ps = append(ps, statusProblem{Kind: problemClusterID, Member: m.ID,
-			Text: fmt.Sprintf("%s %s reports cluster id %s, the entry %s", m.Role, shortID(m.ID), v.ClusterID, ref.ClusterID)})
-	}
-	theirs := v.owners()
-	var diff []statusRange
-	first := -1
-	for s := range slots.Count {
-		if theirs[s] == refOwners[s] {
-			continue
-		}
-		if first < 0 {
-			first = s
-		}
-		if n := len(diff); n > 0 && int(diff[n-1].Last) == s-1 {
-			diff[n-1].Last = uint16(s)
-		} else {
-			diff = append(diff, statusRange{First: uint16(s), Last: uint16(s)})
-		}
-	}
-	if first >= 0 {
-		n := 0
-		for _, r := range diff {
-			n += r.count()
-		}
-		ps = append(ps, statusProblem{Kind: problemDisagree, Member: m.ID, Slots: diff,
-			Text: fmt.Sprintf("%s %s disagrees with the entry on %d slots (%s); slot %d is %s there, %s here",
-				m.Role, shortID(m.ID), n, formatStatusRanges(diff), first, slotOwnerText(theirs[first]), slotOwnerText(refOwners[first]))})
-	} else if v.Epoch != ref.Epoch && v.Epoch != 0 && ref.Epoch != 0 {
-		ps = append(ps, statusProblem{Kind: problemDisagree, Member: m.ID,
-			Text: fmt.Sprintf("%s %s has table epoch %d, the entry %d", m.Role, shortID(m.ID), v.Epoch, ref.Epoch)})
-	}
-	return ps
-}
 
 func slotOwnerText(id string) string {
 	if id == "" {
@@ -514,6 +591,15 @@ func writeStatusTable(w io.Writer, st *clusterStatus) {
 		}
 		if len(m.Ranges) > 0 {
 			ranges = formatStatusRanges(m.Ranges)
+			// Ranges claimed at different epochs (after a handoff) each
+			// show theirs.
+			if slices.ContainsFunc(m.Ranges, func(r statusRange) bool { return r.Epoch != m.Epoch }) {
+				parts := make([]string, len(m.Ranges))
+				for i, r := range m.Ranges {
+					parts[i] = r.String() + "@" + strconv.FormatUint(r.Epoch, 10)
+				}
+				ranges = strings.Join(parts, ",")
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, m.Role, addrOrNone(m.Addr), m.State, epoch, m.Slots, ranges, m.View)
 	}
@@ -536,297 +622,5 @@ func writeStatusTable(w io.Writer, st *clusterStatus) {
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "  %-13s %s\n", p.Kind, p.Text)
-	}
-}
-
-// respFetcher reads member views over RESP.
-type respFetcher struct {
-	password string
-	timeout  time.Duration
-}
-
-// errStaticProxy: the --join address is a proxy with a static --nodes
-// list: there is no gossip cluster to describe.
-var errStaticProxy = errors.New("a proxy with a static --nodes list, not a member of a gossip cluster")
-
-func (f *respFetcher) fetch(ctx context.Context, addr string) (*memberView, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	c, err := dialStatusConn(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	if f.password != "" {
-		if _, err := c.do("AUTH", f.password); err != nil {
-			return nil, err
-		}
-	}
-	info, err := c.do("INFO", "cluster")
-	if err != nil {
-		return nil, err
-	}
-	fields := parseInfoFields(string(info.Str))
-	if v, ok, err := viewFromInfo(fields); ok || err != nil {
-		return v, err
-	}
-	if fields["cluster_mode"] == "static" {
-		return nil, errStaticProxy
-	}
-	myID, err := c.do("CLUSTER", "MYID")
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := c.do("CLUSTER", "NODES")
-	if err != nil {
-		return nil, err
-	}
-	cinfo, err := c.do("CLUSTER", "INFO")
-	if err != nil {
-		return nil, err
-	}
-	v, err := viewFromClusterNodes(string(nodes.Str))
-	if err != nil {
-		return nil, fmt.Errorf("CLUSTER NODES: %w", err)
-	}
-	v.Self, v.Role = string(myID.Str), memberRoleNode
-	if e, err := strconv.ParseUint(parseInfoFields(string(cinfo.Str))["cluster_current_epoch"], 10, 64); err == nil {
-		v.Epoch = e
-	}
-	if id := fields["cluster_id"]; id != "" {
-		v.ClusterID = id
-	}
-	return v, nil
-}
-
-// parseInfoFields splits an INFO (or CLUSTER INFO) text into its fields.
-func parseInfoFields(s string) map[string]string {
-	f := make(map[string]string)
-	for line := range strings.SplitSeq(s, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			f[k] = v
-		}
-	}
-	return f
-}
-
-// viewFromInfo reads a view from INFO's cluster section, when it lists
-// the members (memberN:id=...,role=...,addr=...,state=...,slots=...), as a
-// proxy in gossip mode does. ok is false when it lists none.
-func viewFromInfo(fields map[string]string) (v *memberView, ok bool, err error) {
-	v = &memberView{ClusterID: fields["cluster_id"], Self: fields["cluster_my_id"]}
-	if e := fields["cluster_table_epoch"]; e != "" {
-		if v.Epoch, err = strconv.ParseUint(e, 10, 64); err != nil {
-			return nil, true, fmt.Errorf("INFO cluster: bad cluster_table_epoch %q", e)
-		}
-	}
-	for i := 0; ; i++ {
-		line, found := fields["member"+strconv.Itoa(i)]
-		if !found {
-			break
-		}
-		m, err := parseMemberLine(line)
-		if err != nil {
-			return nil, true, fmt.Errorf("INFO cluster: member%d: %w", i, err)
-		}
-		v.Members = append(v.Members, m)
-	}
-	if len(v.Members) == 0 {
-		return nil, false, nil
-	}
-	self, found := v.member(v.Self)
-	if !found {
-		return nil, true, fmt.Errorf("INFO cluster: cluster_my_id %q is not among the members", v.Self)
-	}
-	v.Role = self.Role
-	return v, true, nil
-}
-
-// parseMemberLine reads "id=...,role=...,addr=...,state=...,slots=0-5,9":
-// a comma starts a new key=value pair unless what follows has no '='
-// (slot ranges).
-func parseMemberLine(line string) (viewMember, error) {
-	kv := make(map[string]string)
-	last := ""
-	for part := range strings.SplitSeq(line, ",") {
-		k, val, ok := strings.Cut(part, "=")
-		if !ok {
-			if last == "" {
-				return viewMember{}, fmt.Errorf("bad field %q", part)
-			}
-			kv[last] += "," + part
-			continue
-		}
-		kv[k], last = val, k
-	}
-	m := viewMember{ID: kv["id"], Role: kv["role"], Addr: kv["addr"], State: kv["state"]}
-	if m.ID == "" {
-		return viewMember{}, fmt.Errorf("no id in %q", line)
-	}
-	switch m.Role {
-	case memberRoleNode, memberRoleProxy:
-	default:
-		return viewMember{}, fmt.Errorf("member %s: unknown role %q", m.ID, m.Role)
-	}
-	switch m.State {
-	case memberAlive, memberSuspect, memberDead, memberLeft:
-	default:
-		return viewMember{}, fmt.Errorf("member %s: unknown state %q", m.ID, m.State)
-	}
-	rs, err := parseStatusRanges(kv["slots"])
-	if err != nil {
-		return viewMember{}, fmt.Errorf("member %s: %w", m.ID, err)
-	}
-	m.Ranges = rs
-	return m, nil
-}
-
-// parseStatusRanges reads "0-5460,5462" (empty: none).
-func parseStatusRanges(s string) ([]statusRange, error) {
-	var rs []statusRange
-	for part := range strings.SplitSeq(s, ",") {
-		if part == "" {
-			continue
-		}
-		r, err := parseStatusRange(part)
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
-}
-
-func parseStatusRange(s string) (statusRange, error) {
-	a, b, isRange := strings.Cut(s, "-")
-	if !isRange {
-		b = a
-	}
-	first, err1 := strconv.ParseUint(a, 10, 16)
-	last, err2 := strconv.ParseUint(b, 10, 16)
-	if err1 != nil || err2 != nil || first > last || last >= slots.Count {
-		return statusRange{}, fmt.Errorf("bad slot range %q", s)
-	}
-	return statusRange{First: uint16(first), Last: uint16(last)}, nil
-}
-
-// viewFromClusterNodes reads Redis Cluster's CLUSTER NODES format:
-//
-//	<id> <ip:port@cport[,hostname]> <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state> <slot>...
-//
-// Every line is a node (CLUSTER NODES has no place for proxies). A node
-// flagged fail is dead, fail? suspect; slots being migrated or imported
-// ("[slot->-id]", "[slot-<-id]") are not ownership and are skipped.
-func viewFromClusterNodes(text string) (*memberView, error) {
-	v := &memberView{}
-	for line := range strings.SplitSeq(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 8 {
-			return nil, fmt.Errorf("short line %q", line)
-		}
-		m := viewMember{ID: f[0], Role: memberRoleNode, State: memberAlive}
-		addr, _, _ := strings.Cut(f[1], ",")
-		addr, _, _ = strings.Cut(addr, "@")
-		if h, p, err := net.SplitHostPort(addr); err == nil && h != "" && p != "0" {
-			m.Addr = addr
-		}
-		for fl := range strings.SplitSeq(f[2], ",") {
-			switch fl {
-			case "fail":
-				m.State = memberDead
-			case "fail?":
-				if m.State == memberAlive {
-					m.State = memberSuspect
-				}
-			}
-		}
-		e, err := strconv.ParseUint(f[6], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad config epoch in %q", line)
-		}
-		m.Epoch = e
-		for _, s := range f[8:] {
-			if strings.HasPrefix(s, "[") {
-				continue
-			}
-			r, err := parseStatusRange(s)
-			if err != nil {
-				return nil, err
-			}
-			m.Ranges = append(m.Ranges, r)
-		}
-		slices.SortFunc(m.Ranges, func(a, b statusRange) int { return int(a.First) - int(b.First) })
-		v.Members = append(v.Members, m)
-		v.Epoch = max(v.Epoch, e)
-	}
-	if len(v.Members) == 0 {
-		return nil, errors.New("no nodes")
-	}
-	slices.SortFunc(v.Members, func(a, b viewMember) int { return strings.Compare(a.ID, b.ID) })
-	return v, nil
-}
-
-// statusConn is a minimal RESP2 client: one command at a time.
-type statusConn struct {
-	c   net.Conn
-	buf []byte // the reply being read
-}
-
-func dialStatusConn(ctx context.Context, addr string) (*statusConn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
-	}
-	return &statusConn{c: c}, nil
-}
-
-func (r *statusConn) close() { r.c.Close() }
-
-// do sends one command and returns its reply; an error reply is an error.
-func (r *statusConn) do(args ...string) (resp.Value, error) {
-	bs := make([][]byte, len(args))
-	for i, a := range args {
-		bs[i] = []byte(a)
-	}
-	if _, err := r.c.Write(resp.AppendCommand(nil, bs)); err != nil {
-		return resp.Value{}, err
-	}
-	r.buf = nil // the reply's strings alias the buffer: a new one per command
-	chunk := make([]byte, 16<<10)
-	for {
-		v, n, err := resp.ParseValue(r.buf)
-		if err != nil {
-			return resp.Value{}, fmt.Errorf("%s: %w", args[0], err)
-		}
-		if n > 0 {
-			if v.IsError() {
-				name := args[0] // never the AUTH password
-				if name != "AUTH" && len(args) > 1 {
-					name += " " + args[1]
-				}
-				return resp.Value{}, fmt.Errorf("%s: %s", name, v.Str)
-			}
-			return v, nil
-		}
-		k, err := r.c.Read(chunk)
-		if k > 0 {
-			r.buf = append(r.buf, chunk[:k]...)
-			continue
-		}
-		if err != nil {
-			return resp.Value{}, err
-		}
 	}
 }

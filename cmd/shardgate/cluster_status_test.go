@@ -319,7 +319,7 @@ func TestClusterStatusCommand(t *testing.T) {
 			"id="+idP+",role=proxy,addr=127.0.0.1:3,state=alive,slots="),
 	})
 	var out, errb bytes.Buffer
-	rc := run([]string{"cluster", "status", "--join", "127.0.0.1:1," + proxy, "--json"}, &out, &errb)
+	rc := run([]string{"cluster", "status", "--resp", "127.0.0.1:1," + proxy, "--json"}, &out, &errb)
 	if rc != exitInconsistent {
 		t.Fatalf("exit %d, want %d (a dead owner)\nstdout:\n%s\nstderr:\n%s", rc, exitInconsistent, &out, &errb)
 	}
@@ -340,7 +340,7 @@ func TestClusterStatusCommand(t *testing.T) {
 	// The table, from the node.
 	out.Reset()
 	errb.Reset()
-	rc = run([]string{"cluster", "status", "--join", node}, &out, &errb)
+	rc = run([]string{"cluster", "status", "--resp", node}, &out, &errb)
 	if rc != exitInconsistent {
 		t.Fatalf("exit %d\n%s%s", rc, &out, &errb)
 	}
@@ -366,11 +366,17 @@ func TestClusterStatusCommand(t *testing.T) {
 	}{
 		{[]string{"cluster"}, 2, "Usage: shardgate cluster <command>"},
 		{[]string{"cluster", "stats"}, 2, `unknown command "stats"`},
-		{[]string{"cluster", "status"}, 2, "--join is required"},
+		{[]string{"cluster", "status"}, 2, "one of --join (gossip) or --resp is required"},
+		{[]string{"cluster", "status", "--join", "a:1", "--resp", "b:1"}, 2, "--join and --resp are exclusive"},
+		{[]string{"cluster", "status", "--resp", "nohost"}, 2, `bad --resp address "nohost"`},
 		{[]string{"cluster", "status", "--join", "nohost"}, 2, `bad --join address "nohost"`},
-		{[]string{"cluster", "status", "--join", node, "--timeout", "0s"}, 2, "--timeout must be a positive duration"},
-		{[]string{"cluster", "status", "--join", static}, 1, "static --nodes list"},
-		{[]string{"cluster", "status", "--join", auth, "--password", "s3cret"}, 1, "AUTH: WRONGPASS"},
+		{[]string{"cluster", "status", "--join", "a:1", "--gossip", "x"}, 2, `bad --gossip address "x"`},
+		{[]string{"cluster", "status", "--join", "a:1", "--gossip-key", "short"}, 2, "bad --gossip-key"},
+		{[]string{"cluster", "status", "--join", "a:1", "--password", "p"}, 2, "--password goes with --resp"},
+		{[]string{"cluster", "status", "--resp", "a:1", "--gossip-fast", "--gossip-key", "k"}, 2, "--gossip-fast --gossip-key go with --join, not --resp"},
+		{[]string{"cluster", "status", "--resp", node, "--timeout", "0s"}, 2, "--timeout must be a positive duration"},
+		{[]string{"cluster", "status", "--resp", static}, 1, "static --nodes list"},
+		{[]string{"cluster", "status", "--resp", auth, "--password", "s3cret"}, 1, "AUTH: WRONGPASS"},
 	} {
 		out.Reset()
 		errb.Reset()
@@ -389,7 +395,7 @@ func TestClusterStatusCommand(t *testing.T) {
 func TestClusterStatusRedisCluster(t *testing.T) {
 	rc := difftest.StartRedisCluster(t, 3)
 	var out, errb bytes.Buffer
-	if code := run([]string{"cluster", "status", "--join", rc.Nodes[1].Addr, "--json"}, &out, &errb); code != 0 {
+	if code := run([]string{"cluster", "status", "--resp", rc.Nodes[1].Addr, "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, &out, &errb)
 	}
 	var st clusterStatus
