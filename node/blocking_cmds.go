@@ -145,6 +145,10 @@ func (s *Server) serveOrRegister(c *client, sh *engine.Shard, req *blockReq) *wa
 	defer s.ks.RUnlock()
 	sh.Lock()
 	defer sh.Unlock()
+	if msg := s.notServed(sh.Slot); msg != "" {
+		c.w.Error(msg) // the slot moved since the dispatcher's check
+		return nil
+	}
 	if s.tryServe(c, sh, req, c.nowMs) {
 		s.serveBlocked(sh, c.nowMs) // a BLMOVE may have fed another waiter
 		return nil

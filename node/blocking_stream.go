@@ -68,6 +68,10 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 	defer s.ks.RUnlock()
 	sh.Lock()
 	defer sh.Unlock()
+	if msg := s.notServed(sh.Slot); msg != "" {
+		c.w.Error(msg) // the slot moved since the dispatcher's check
+		return nil
+	}
 	if !s.ks.XRead(&c.w, sh, req, c.nowMs) {
 		if req.Block {
 			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c.w.Proto)

@@ -40,6 +40,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["config|help"] = s.cmdConfigHelp
 	registerClientCmds(s, h)
 	registerBlockingCmds(s, h)
+	registerClusterCmds(s, h)
 	return h
 }
 

@@ -85,9 +85,11 @@ func (s *Server) execute(c *client, args [][]byte) {
 		return
 	}
 	slot, ok := c.commandSlot(cmd, args)
-	if !ok {
-		c.reject(resp.ErrCrossSlot)
-		return
+	if slot >= 0 {
+		if msg := s.slotRefusal(slot, !ok); msg != "" {
+			c.reject(msg)
+			return
+		}
 	}
 	c.setLastCmd(cmd)
 	if c.multi != nil && !r.txControl {
@@ -98,7 +100,8 @@ func (s *Server) execute(c *client, args [][]byte) {
 }
 
 // commandSlot returns the slot of the command's keys (-1 when it has none)
-// and false when they are in different slots.
+// and false when they are in different slots (the slot is then the first
+// key's).
 func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 	if !cmd.HasKeys() {
 		return -1, true
@@ -122,7 +125,7 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 		if slot < 0 {
 			slot = sl
 		} else if sl != slot {
-			return -1, false
+			return slot, false
 		}
 	}
 	return slot, true
@@ -161,6 +164,10 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 			sh.Lock()
 			defer sh.Unlock()
 			ctx.Shard = sh
+			if msg := s.notServed(sh.Slot); msg != "" {
+				c.w.Error(msg) // the slot moved since the dispatcher's check
+				return
+			}
 		}
 	}
 	defer s.recoverCommand(c, r, c.w.Len())

@@ -170,10 +170,13 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		c.w.Error(resp.ErrExecNoMulti)
 		return
 	}
-	if m.crossSlot {
-		c.discardTransaction()
-		c.w.Error(resp.ErrCrossSlot)
-		return
+	if m.slot >= 0 {
+		// The cluster rule over the stored commands (ownership.go).
+		if msg := s.slotRefusal(m.slot, m.crossSlot); msg != "" {
+			c.discardTransaction()
+			c.w.Error(msg)
+			return
+		}
 	}
 	if m.aborted {
 		c.discardTransaction()
@@ -217,6 +220,12 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		}
 	}
 	now := s.opts.Now().UnixMilli()
+	if m.slot >= 0 {
+		if msg := s.notServed(uint16(m.slot)); msg != "" {
+			c.w.Error(msg) // the slot moved since the check above
+			return
+		}
+	}
 
 	if w != nil {
 		// A watched key that expired since WATCH is removed here, which

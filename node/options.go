@@ -25,6 +25,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now. Tests pass a fake.
 	Now func() time.Time
+	// Ownership, when set, makes the node one master of a cluster: it
+	// serves the slots Ownership gives it and redirects the others
+	// (ownership.go). nil: a standalone node that serves every slot.
+	Ownership Ownership
 }
 
 // DefaultOptions returns the options a node runs with unless told otherwise.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // Server is a running node.
@@ -30,12 +31,15 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
-	blk    blocker       // blocked clients (blocking.go)
-	cfg    runtimeConfig // CONFIG GET/SET state (config.go)
-	errs   errorStats    // INFO errorstats (info.go)
-	rates  rateSampler   // INFO instantaneous_* (info.go)
-	runID  string        // INFO run_id, fresh for every node start
-	replID string        // INFO master_replid
+	blk    blocker           // blocked clients (blocking.go)
+	cfg    runtimeConfig     // CONFIG GET/SET state (config.go)
+	errs   errorStats        // INFO errorstats (info.go)
+	rates  rateSampler       // INFO instantaneous_* (info.go)
+	runID  string            // INFO run_id, fresh for every node start
+	replID string            // INFO master_replid
+	nodeID string            // CLUSTER MYID of a standalone node, fresh for every start
+	own    Ownership         // nil: standalone, every slot served (ownership.go)
+	served [slots.Count]bool // slots served at the last ownership change (followOwnership's)
 	wg     sync.WaitGroup
 	stop   chan struct{}
 }
@@ -70,6 +74,8 @@ func New(opts Options) (*Server, error) {
 	s.cfg.init(o)
 	s.runID = randomHex(20)
 	s.replID = randomHex(20)
+	s.nodeID = randomHex(20)
+	s.own = o.Ownership
 	return s, nil
 }
 
@@ -102,6 +108,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer s.wg.Done()
 		s.sampleRates()
 	}()
+	if s.own != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.followOwnership()
+		}()
+	}
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
 }

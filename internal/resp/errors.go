@@ -195,3 +195,7 @@ const (
 	ErrXreadgroupKeyGone   = "UNBLOCKED the stream key no longer exists"
 	ErrXreadgroupGroupGone = "NOGROUP the consumer group this client was blocked on no longer exists"
 )
+
+// Redis Cluster's redirection of a command for a slot another node serves
+// (node/ownership.go): slot, then the owner's host:port.
+const ErrMoved = "MOVED %d %s"

@@ -1,0 +1,43 @@
+package node
+
+import (
+	"github.com/shardgate/shardgate/internal/clusterfmt"
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// CLUSTER SLOTS, SHARDS, NODES, INFO and MYID, and READONLY, READWRITE and
+// ASKING: what cluster-aware clients (go-redis's ClusterClient, redis-cli
+// -c and --cluster check) ask a cluster node. The replies are Redis
+// 7.0.15's (internal/clusterfmt) for the cluster the Ownership describes;
+// a standalone node describes a cluster of one master owning every slot,
+// at the address the client connected to, at epoch 0: what a lone Redis
+// Cluster node given every slot answers. The dispatcher has checked arity
+// and NOAUTH.
+
+// registerClusterCmds adds the handlers to the node-level commands.
+func registerClusterCmds(s *Server, h map[string]func(c *client, args [][]byte)) {
+	view := func(write func(*resp.Writer, *clusterfmt.Layout)) func(c *client, args [][]byte) {
+		return func(c *client, args [][]byte) { write(&c.w, s.clusterLayout(c)) }
+	}
+	h["cluster|slots"] = view(clusterfmt.WriteSlots)
+	h["cluster|shards"] = view(clusterfmt.WriteShards)
+	h["cluster|nodes"] = view(clusterfmt.WriteNodes)
+	h["cluster|info"] = view(clusterfmt.WriteInfo)
+	h["cluster|myid"] = view(clusterfmt.WriteMyID)
+	ok := func(c *client, args [][]byte) { c.w.OK() }
+	h["readonly"] = ok
+	h["readwrite"] = ok
+	h["asking"] = ok
+}
+
+// clusterLayout is the cluster as this node describes it to c.
+func (s *Server) clusterLayout(c *client) *clusterfmt.Layout {
+	if s.own != nil {
+		return s.own.Layout()
+	}
+	host, port, err := clusterfmt.SplitHostPort(c.laddr)
+	if err != nil { // not a TCP address (tests over pipes)
+		host, port = "", 0
+	}
+	return clusterfmt.Single(s.nodeID, host, port, 0)
+}
