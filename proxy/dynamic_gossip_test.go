@@ -1,0 +1,120 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// startMember starts a gossip member (test timings, loopback, quiet).
+func startMember(t *testing.T, cfg cluster.Config) *cluster.Cluster {
+	t.Helper()
+	cfg.Bind, cfg.Fast = "127.0.0.1:0", true
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	c, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestGossipClusterProxy: a proxy joined to a real gossip cluster of three
+// members (each announcing an in-process node) routes by the table they
+// bootstrapped; when a member leaves, its slots answer CLUSTERDOWN within
+// seconds while the others keep working; when it comes back with its
+// data directory (same id, same slots) they are served again.
+func TestGossipClusterProxy(t *testing.T) {
+	var (
+		addrs   []string
+		dirs    []string
+		members []*cluster.Cluster
+	)
+	for i := range 3 {
+		_, a, _ := nodetest.Start(t, node.Options{}, nil)
+		addrs = append(addrs, a)
+		dirs = append(dirs, t.TempDir())
+		cfg := cluster.Config{Role: cluster.RoleNode, RESPAddr: a, BootstrapExpect: 3, Dir: dirs[i]}
+		if i > 0 {
+			cfg.Join = []string{members[0].GossipAddr()}
+		}
+		members = append(members, startMember(t, cfg))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := startMember(t, cluster.Config{Role: cluster.RoleProxy, RESPAddr: ln.Addr().String(), Join: []string{members[0].GossipAddr()}})
+	px, err := proxy.New(proxy.Options{Cluster: pm, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- px.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		px.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	c := dial(t, ln.Addr().String(), 2)
+	const gossipLimit = 10 * time.Second
+	waitFor(t, "every slot served and all three nodes alive", gossipLimit, func() bool {
+		return infoField(t, c, "cluster", "cluster_slots_served") == strconv.Itoa(slots.Count) &&
+			infoField(t, c, "cluster", "cluster_nodes_alive") == "3"
+	})
+
+	// Keys land on the owners the gossip table names.
+	v := pm.View()
+	keyOf := map[string]string{} // node address -> a key it owns
+	for i := 0; len(keyOf) < 3; i++ {
+		k := fmt.Sprint("g", i)
+		m, ok := v.Owner(slots.SlotString(k))
+		if !ok {
+			t.Fatalf("slot of %s unassigned", k)
+		}
+		if keyOf[m.Addr] == "" {
+			keyOf[m.Addr] = k
+		}
+	}
+	for a, k := range keyOf {
+		do(t, c, "SET", k, "v-"+k)
+		if !on(t, a, k) {
+			t.Errorf("%s is not on %s, its owner", k, a)
+		}
+	}
+
+	// Member 1 leaves (its node process is still up: the view decides).
+	members[1].Close()
+	gone := keyOf[addrs[1]]
+	start := time.Now()
+	waitFor(t, "the departed member's slots to answer CLUSTERDOWN", gossipLimit, func() bool {
+		return do(t, c, "GET", gone).Text() == resp.ErrClusterDownSlot
+	})
+	t.Logf("CLUSTERDOWN %v after the member left", time.Since(start).Round(time.Millisecond))
+	for _, a := range []string{addrs[0], addrs[2]} {
+		if k := keyOf[a]; do(t, c, "GET", k).Text() != "v-"+k {
+			t.Errorf("GET %s on a live node failed", k)
+		}
+	}
+
+	// It comes back from its directory: same id, same slots.
+	startMember(t, cluster.Config{Role: cluster.RoleNode, RESPAddr: addrs[1], BootstrapExpect: 3, Dir: dirs[1],
+		Join: []string{members[0].GossipAddr()}})
+	waitFor(t, "the returning member's slots to be served", gossipLimit, func() bool {
+		return do(t, c, "GET", gone).Text() == "v-"+gone
+	})
+}
