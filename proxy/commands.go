@@ -30,6 +30,9 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"cluster|keyslot": cmdClusterKeyslot,
 		"multi":           cmdMulti,
 		"discard":         cmdDiscard,
+		"readonly":        cmdReadMode,
+		"readwrite":       cmdReadMode,
+		"asking":          cmdAsking,
 	}
 	registerClientCmds(h)
 	return h
@@ -73,31 +76,9 @@ func cmdClusterKeyslot(c *client, args [][]byte) {
 	c.local.Int(int64(slots.Slot(args[2])))
 }
 
-// proxyOnlyCommand returns the handler of a command the proxy serves
-// although the nodes do not (cluster-client handshakes), or nil.
-func proxyOnlyCommand(name []byte) func(c *client, args [][]byte) {
-	switch {
-	case slots.EqualFold("readonly", name), slots.EqualFold("readwrite", name):
-		return cmdReadMode
-	case slots.EqualFold("asking", name):
-		return cmdAsking
-	}
-	return nil
-}
-
 // cmdReadMode accepts READONLY and READWRITE: the proxy serves reads and
 // writes from the slot's owner either way.
-func cmdReadMode(c *client, args [][]byte) {
-	if len(args) != 1 {
-		c.local.Error(fmt.Sprintf(resp.ErrWrongArgs, string(lower(args[0]))))
-		return
-	}
-	if !c.authed {
-		c.local.Error(resp.ErrNoAuth)
-		return
-	}
-	c.local.OK()
-}
+func cmdReadMode(c *client, args [][]byte) { c.local.OK() }
 
 // cmdAsking accepts ASKING: the proxy never sends ASK, so it has nothing
 // to allow.

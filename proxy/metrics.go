@@ -144,17 +144,14 @@ type latencyStats struct{ latencyHist }
 
 func (l *latencyStats) add(d time.Duration) { l.addN(int64(d), 1) }
 
-// Extra command ids after the table's: the commands the proxy knows
-// although the table does not, and everything unknown.
+// Extra command ids after the table's: everything the table does not
+// know (SEGBIT.* and unknown names) counts as "unknown".
 const (
-	extraReadonly = iota
-	extraReadwrite
-	extraAsking
-	extraUnknown
+	extraUnknown = iota
 	numExtra
 )
 
-var extraNames = [numExtra]string{"readonly", "readwrite", "asking", "unknown"}
+var extraNames = [numExtra]string{"unknown"}
 
 // metrics is a Server's Prometheus state.
 type metrics struct {
@@ -322,14 +319,6 @@ func (m *metrics) commandIndex(cm *clientMetrics, args [][]byte) int32 {
 	if cmd == nil || !bytes.Equal(cm.lastName, args[0]) {
 		cmd = slots.Lookup(args[0])
 		if cmd == nil {
-			switch {
-			case slots.EqualFold("readonly", args[0]):
-				return int32(slots.NumIDs() + extraReadonly)
-			case slots.EqualFold("readwrite", args[0]):
-				return int32(slots.NumIDs() + extraReadwrite)
-			case slots.EqualFold("asking", args[0]):
-				return int32(slots.NumIDs() + extraAsking)
-			}
 			return int32(slots.NumIDs() + extraUnknown)
 		}
 		cm.lastCmd = cmd

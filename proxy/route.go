@@ -205,17 +205,9 @@ func (s *Server) firstNode() int {
 }
 
 // unknownCommand serves the names the command table lacks: the proxy's
-// own (READONLY, SEGBIT.* ...), or else Redis's refusal (and for an HTTP
+// own (SEGBIT.* ...), or else Redis's refusal (and for an HTTP
 // request, Redis's silent disconnect).
 func (c *client) unknownCommand(args [][]byte, refusal string) {
-	if h := proxyOnlyCommand(args[0]); h != nil {
-		if c.multi != nil {
-			c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, lower(args[0])))
-			return
-		}
-		c.runLocal(h, args)
-		return
-	}
 	if c.segmentCommand(nil, args) {
 		if !c.authed {
 			c.reject(resp.ErrNoAuth)

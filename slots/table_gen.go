@@ -787,6 +787,39 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "readonly", Arity: 1,
+		Flags: FlagLoading | FlagStale | FlagFast,
+		ACL:   ACLFast | ACLConnection,
+		Doc: &Doc{
+			Summary:    "Enables read queries for a connection to a cluster replica node",
+			Since:      "3.0.0",
+			Group:      "cluster",
+			Complexity: "O(1)",
+		},
+	},
+	{
+		Name: "readwrite", Arity: 1,
+		Flags: FlagLoading | FlagStale | FlagFast,
+		ACL:   ACLFast | ACLConnection,
+		Doc: &Doc{
+			Summary:    "Disables read queries for a connection to a cluster replica node",
+			Since:      "3.0.0",
+			Group:      "cluster",
+			Complexity: "O(1)",
+		},
+	},
+	{
+		Name: "asking", Arity: 1,
+		Flags: FlagFast,
+		ACL:   ACLFast | ACLConnection,
+		Doc: &Doc{
+			Summary:    "Sent by cluster clients after an -ASK redirect",
+			Since:      "3.0.0",
+			Group:      "cluster",
+			Complexity: "O(1)",
+		},
+	},
+	{
 		Name: "command", Arity: -1,
 		Flags: FlagLoading | FlagStale,
 		ACL:   ACLSlow | ACLConnection,
