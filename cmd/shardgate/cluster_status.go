@@ -91,7 +91,7 @@ func splitAddrs(list, flagName string) ([]string, error) {
 func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("shardgate cluster status", flag.ContinueOnError)
 	join := fs.String("join", "", "gossip addresses (host:port, comma-separated) of cluster members to join as an observer, as nodes and proxies take --join")
-	gossip := fs.String("gossip", "0.0.0.0:0", "the observer's gossip listen address (port 0 picks a free one); the members' probes must reach it")
+	gossip := fs.String("gossip", "0.0.0.0:0", "the observer's gossip listen address (port 0 picks a free one), which the members' probes should reach")
 	advertise := fs.String("gossip-advertise", "", "gossip address to advertise when the --gossip one is not reachable by the members (NAT, containers)")
 	key := fs.String("gossip-key", "", "the cluster's gossip key (16, 24 or 32 bytes, hex or base64)")
 	fast := fs.Bool("gossip-fast", false, "test timings, for a cluster running with --gossip-fast")
@@ -147,13 +147,7 @@ Flags:
 		readErr error
 	)
 	if len(joins) > 0 {
-		var given []string
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "password" {
-				given = append(given, f.Name)
-			}
-		})
-		if len(given) > 0 {
+		if len(flagsGiven(fs, "password")) > 0 {
 			return bad("--password goes with --resp (the observer speaks gossip)")
 		}
 		o := observeOptions{join: joins, bind: *gossip, advertise: *advertise, fast: *fast, timeout: *timeout}
@@ -170,15 +164,8 @@ Flags:
 			st = statusFromView(strings.Join(joins, ","), v)
 		}
 	} else {
-		var gossipFlags []string
-		fs.Visit(func(f *flag.Flag) {
-			switch f.Name {
-			case "gossip", "gossip-advertise", "gossip-key", "gossip-fast":
-				gossipFlags = append(gossipFlags, "--"+f.Name)
-			}
-		})
-		if len(gossipFlags) > 0 {
-			return bad("%s go with --join, not --resp", strings.Join(gossipFlags, " "))
+		if given := flagsGiven(fs, "gossip", "gossip-advertise", "gossip-key", "gossip-fast"); len(given) > 0 {
+			return bad("%s go with --join, not --resp", strings.Join(given, " "))
 		}
 		f := &respFetcher{password: *password, timeout: *timeout}
 		var errs []error
@@ -212,6 +199,18 @@ Flags:
 	return 0
 }
 
+// flagsGiven returns which of the named flags the command line set, as
+// "--name", in the flag set's (sorted) order.
+func flagsGiven(fs *flag.FlagSet, names ...string) []string {
+	var given []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(names, f.Name) {
+			given = append(given, "--"+f.Name)
+		}
+	})
+	return given
+}
+
 // observeOptions configure the short-lived observer.
 type observeOptions struct {
 	join      []string
@@ -232,9 +231,10 @@ func (o observeOptions) quietFor() time.Duration {
 }
 
 // observeCluster joins the cluster as an observer, waits until its view
-// has a cluster id, another live member, and has been quiet for a moment
-// (or until the timeout, with whatever it has if it has that much), and
-// leaves.
+// has another live member and has been quiet for a moment (or until the
+// timeout, with whatever it has if it has that much), and leaves. A
+// cluster not bootstrapped yet has no cluster id and no slot assigned:
+// that is what the status then says.
 func observeCluster(ctx context.Context, o observeOptions) (*cluster.View, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -262,7 +262,7 @@ func observeCluster(ctx context.Context, o observeOptions) (*cluster.View, error
 		if v != last {
 			last, changed = v, time.Now()
 		}
-		ready := v.ClusterID != "" && otherMemberAlive(v)
+		ready := otherMemberAlive(v)
 		wait := o.quietFor() - time.Since(changed)
 		if ready && wait <= 0 {
 			return v, nil
@@ -567,7 +567,11 @@ func unassignedRanges(owners *[slots.Count]string) []statusRange {
 // writeStatusTable prints the status for people.
 func writeStatusTable(w io.Writer, st *clusterStatus) {
 	id := st.ClusterID
-	if id == "" {
+	switch {
+	case id != "":
+	case st.EntryRole == cluster.RoleObserver.String():
+		id = "(no id: not bootstrapped yet)"
+	default:
 		id = "(id not reported)"
 	}
 	fmt.Fprintf(w, "cluster %s  epoch %d  read from %s %s at %s\n\n", id, st.Epoch, st.EntryRole, shortID(st.EntryID), st.Entry)

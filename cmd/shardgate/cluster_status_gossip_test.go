@@ -245,3 +245,36 @@ func TestClusterStatusGossip(t *testing.T) {
 	}
 	t.Logf("wrong key: %s", &errb)
 }
+
+// TestClusterStatusNotBootstrapped: two nodes waiting for a third
+// (--bootstrap-expect 3) are shown with every slot unassigned.
+func TestClusterStatusNotBootstrapped(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var first *cluster.Cluster
+	for i := range 2 {
+		cfg := cluster.Config{Role: cluster.RoleNode, RESPAddr: fmt.Sprintf("127.0.0.1:%d", 21100+i), Bind: "127.0.0.1:0",
+			BootstrapExpect: 3, Fast: true, Logger: quiet}
+		if first != nil {
+			cfg.Join = []string{first.GossipAddr()}
+		}
+		c, err := cluster.Start(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if first == nil {
+			first = c
+		}
+	}
+	var out, errb bytes.Buffer
+	rc := run([]string{"cluster", "status", "--join", first.GossipAddr(), "--gossip", "127.0.0.1:0", "--gossip-fast", "--timeout", "3s"}, &out, &errb)
+	if rc != exitInconsistent {
+		t.Fatalf("exit %d\n%s%s", rc, &out, &errb)
+	}
+	for _, want := range []string{"cluster (no id: not bootstrapped yet)  epoch 0", "127.0.0.1:21100  alive  -      0      -",
+		"127.0.0.1:21101  alive  -      0      -", "unassigned    16384 slots are not assigned to any node (0-16383)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, &out)
+		}
+	}
+}
