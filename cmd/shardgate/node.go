@@ -67,42 +67,14 @@ func (g *nodeGossipFlags) config(log *slog.Logger) (cluster.Config, error) {
 	if cfg.Bind == "" {
 		cfg.Bind = defaultGossipAddr
 	}
-	if _, _, err := net.SplitHostPort(cfg.Bind); err != nil {
-		return cfg, fmt.Errorf("bad --gossip address %q: %v", g.gossip, err)
-	}
-	if g.advertise != "" {
-		if _, _, err := net.SplitHostPort(g.advertise); err != nil {
-			return cfg, fmt.Errorf("bad --gossip-advertise address %q: %v", g.advertise, err)
-		}
-	}
-	for _, a := range strings.Split(g.join, ",") {
-		if a = strings.TrimSpace(a); a == "" {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return cfg, fmt.Errorf("bad --join address %q: %v", a, err)
-		}
-		cfg.Join = append(cfg.Join, a)
-	}
 	if g.bootstrapExpect < 0 {
 		return cfg, fmt.Errorf("--bootstrap-expect must be 0 (never bootstrap) or positive, got %d", g.bootstrapExpect)
 	}
 	if g.reassignAfter < 0 {
 		return cfg, fmt.Errorf("--reassign-after must be 0 (never) or a positive duration, got %s", g.reassignAfter)
 	}
-	if g.key != "" {
-		key, err := cluster.ParseKey(g.key)
-		if err != nil {
-			return cfg, fmt.Errorf("bad --gossip-key: %v", err)
-		}
-		cfg.Key = key
-	}
-	if g.announce != "" {
-		if _, err := announceAddr(g.announce, ""); err != nil {
-			return cfg, err
-		}
-	}
-	return cfg, nil
+	err := checkGossipFlags(&cfg, g.join, g.key, g.announce)
+	return cfg, err
 }
 
 func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {

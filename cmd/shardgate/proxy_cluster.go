@@ -48,31 +48,44 @@ func (g *proxyGossipFlags) config(log *slog.Logger) (cluster.Config, error) {
 		Fast:      g.fast,
 		Logger:    log,
 	}
-	for _, a := range strings.Split(g.join, ",") {
+	err := checkGossipFlags(&cfg, g.join, g.key, g.announce)
+	return cfg, err
+}
+
+// checkGossipFlags checks the cluster-mode flags nodes and proxies share
+// (the gossip and advertised addresses already in cfg, --join, --gossip-key,
+// --announce) and fills cfg.Join and cfg.Key from them.
+func checkGossipFlags(cfg *cluster.Config, join, key, announce string) error {
+	if _, _, err := net.SplitHostPort(cfg.Bind); err != nil {
+		return fmt.Errorf("bad --gossip address %q: %v", cfg.Bind, err)
+	}
+	if cfg.Advertise != "" {
+		if _, _, err := net.SplitHostPort(cfg.Advertise); err != nil {
+			return fmt.Errorf("bad --gossip-advertise address %q: %v", cfg.Advertise, err)
+		}
+	}
+	for _, a := range strings.Split(join, ",") {
 		if a = strings.TrimSpace(a); a == "" {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			return cfg, fmt.Errorf("bad --join address %q: %v", a, err)
+			return fmt.Errorf("bad --join address %q: %v", a, err)
 		}
 		cfg.Join = append(cfg.Join, a)
 	}
-	if _, _, err := net.SplitHostPort(g.gossip); err != nil {
-		return cfg, fmt.Errorf("bad --gossip address %q: %v", g.gossip, err)
-	}
-	if g.key != "" {
-		key, err := cluster.ParseKey(g.key)
+	if key != "" {
+		k, err := cluster.ParseKey(key)
 		if err != nil {
-			return cfg, fmt.Errorf("bad --gossip-key: %v", err)
+			return fmt.Errorf("bad --gossip-key: %v", err)
 		}
-		cfg.Key = key
+		cfg.Key = k
 	}
-	if g.announce != "" {
-		if _, err := announceAddr(g.announce, ""); err != nil {
-			return cfg, err
+	if announce != "" {
+		if _, err := announceAddr(announce, ""); err != nil {
+			return err
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 // announceAddr is the RESP address to announce: --announce, else the
