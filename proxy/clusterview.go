@@ -4,13 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
-	"net"
-	"strconv"
-	"strings"
 
 	"github.com/shardgate/shardgate/internal/clusterfmt"
-	"github.com/shardgate/shardgate/internal/resp"
-	"github.com/shardgate/shardgate/slots"
 )
 
 // The proxy's answers to CLUSTER SLOTS, SHARDS, NODES, INFO and MYID.
@@ -22,45 +17,8 @@ import (
 // situation: a lone cluster-mode redis-server given every slot with
 // CLUSTER ADDSLOTSRANGE 0 16383 and started with cluster-announce-ip (a
 // lone node never learns its IP from peers; without it Redis prints an
-// empty one). clusterview_test.go diffs them against such a server in
-// RESP2 and RESP3.
-
-// clusterSelf is what the CLUSTER replies say about the proxy.
-type clusterSelf struct {
-	// ID is the node id: 40 lowercase hex characters.
-	ID string
-	// Host is the IP clients are told to connect to ("ip" and "endpoint"
-	// in the replies). Redis prints it as it is, even empty.
-	Host string
-	// Port is the client port.
-	Port int
-	// BusPort is the cluster bus port shown after '@' in CLUSTER NODES;
-	// 0 means Port+10000, Redis's default (or 0 where that is no port).
-	// The proxy has no bus: nobody connects to it.
-	BusPort int
-	// Hostname, when set, is announced as Redis does with
-	// cluster-announce-hostname: ",hostname" in CLUSTER NODES and a
-	// "hostname" field in CLUSTER SLOTS and SHARDS. Empty leaves it out.
-	Hostname string
-	// Epoch is the current epoch and the proxy's config epoch. A lone
-	// node given its slots with ADDSLOTSRANGE is at 0.
-	Epoch uint64
-}
-
-// clusterBusPortIncr is Redis's default distance from the client port to
-// the cluster bus port (CLUSTER_PORT_INCR).
-const clusterBusPortIncr = 10000
-
-// busPort is the cport CLUSTER NODES shows.
-func (s *clusterSelf) busPort() int {
-	if s.BusPort != 0 {
-		return s.BusPort
-	}
-	if p := s.Port + clusterBusPortIncr; p <= 65535 {
-		return p
-	}
-	return 0
-}
+// empty one). Package clusterfmt writes them; clusterview_test.go diffs
+// the proxy's against such a server in RESP2 and RESP3.
 
 // clusterIDLen is the length of a node id in hex characters.
 const clusterIDLen = 40
@@ -80,144 +38,16 @@ func stableClusterID(addr string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// writeClusterMyID writes CLUSTER MYID's reply: the id as a bulk string.
-func writeClusterMyID(w *resp.Writer, s *clusterSelf) {
-	w.BulkString(s.ID)
-}
-
-// writeClusterSlots writes CLUSTER SLOTS: one range, 0-16383, served by
-// the proxy with no replicas. Each node entry is [ip, port, id, metadata]
-// where metadata is a map (an empty array in RESP2, %0 in RESP3) holding
-// "hostname" only when one is announced.
-func writeClusterSlots(w *resp.Writer, s *clusterSelf) {
-	w.Array(1)
-	w.Array(3)
-	w.Int(0)
-	w.Int(slots.Count - 1)
-	w.Array(4)
-	w.BulkString(s.Host)
-	w.Int(int64(s.Port))
-	w.BulkString(s.ID)
-	if s.Hostname == "" {
-		w.Map(0)
-		return
-	}
-	w.Map(1)
-	w.BulkString("hostname")
-	w.BulkString(s.Hostname)
-}
-
-// writeClusterShards writes CLUSTER SHARDS: one shard with slots [0, 16383]
-// (integers, in pairs) and one node, a healthy master. Both levels are
-// maps (flat arrays in RESP2). The node's fields come in Redis's order;
-// "hostname" only when one is announced, and no "tls-port" (the proxy
-// does not serve TLS).
-func writeClusterShards(w *resp.Writer, s *clusterSelf) {
-	w.Array(1)
-	w.Map(2)
-	w.BulkString("slots")
-	w.Array(2)
-	w.Int(0)
-	w.Int(slots.Count - 1)
-	w.BulkString("nodes")
-	w.Array(1)
-	fields := 7
-	if s.Hostname != "" {
-		fields++
-	}
-	w.Map(fields)
-	w.BulkString("id")
-	w.BulkString(s.ID)
-	w.BulkString("port")
-	w.Int(int64(s.Port))
-	w.BulkString("ip")
-	w.BulkString(s.Host)
-	w.BulkString("endpoint")
-	w.BulkString(s.Host) // cluster-preferred-endpoint-type ip, the default
-	if s.Hostname != "" {
-		w.BulkString("hostname")
-		w.BulkString(s.Hostname)
-	}
-	w.BulkString("role")
-	w.BulkString("master")
-	w.BulkString("replication-offset")
-	w.Int(0)
-	w.BulkString("health")
-	w.BulkString("online")
-}
-
-// clusterNodesText is CLUSTER NODES's text: the one line describing the
-// proxy, newline-terminated as Redis ends every line.
-//
-//	<id> <ip>:<port>@<cport>[,<hostname>] myself,master - 0 0 <epoch> connected 0-16383
-func clusterNodesText(s *clusterSelf) string {
-	var b strings.Builder
-	b.WriteString(s.ID)
-	b.WriteByte(' ')
-	b.WriteString(s.Host)
-	b.WriteByte(':')
-	b.WriteString(strconv.Itoa(s.Port))
-	b.WriteByte('@')
-	b.WriteString(strconv.Itoa(s.busPort()))
-	if s.Hostname != "" {
-		b.WriteByte(',')
-		b.WriteString(s.Hostname)
-	}
-	// flags, master id ("-" for a master), ping sent, pong received
-	// (both 0 for myself on a lone node), config epoch, link state.
-	b.WriteString(" myself,master - 0 0 ")
-	b.WriteString(strconv.FormatUint(s.Epoch, 10))
-	b.WriteString(" connected 0-")
-	b.WriteString(strconv.Itoa(slots.Count - 1))
-	b.WriteByte('\n')
-	return b.String()
-}
-
-// writeClusterNodes writes CLUSTER NODES: a bulk string in RESP2, a
-// verbatim "txt" string in RESP3.
-func writeClusterNodes(w *resp.Writer, s *clusterSelf) {
-	w.Verbatim(clusterNodesText(s))
-}
-
-// clusterInfoText is CLUSTER INFO's text, CRLF after every line. The
-// proxy exchanges no cluster-bus messages, so the counters are 0 and, as
-// on a Redis node that has sent or received none, the per-type
-// cluster_stats_messages_<type>_sent/received lines are left out.
-func clusterInfoText(s *clusterSelf) string {
-	epoch := strconv.FormatUint(s.Epoch, 10)
-	all := strconv.Itoa(slots.Count)
-	return "cluster_state:ok\r\n" +
-		"cluster_slots_assigned:" + all + "\r\n" +
-		"cluster_slots_ok:" + all + "\r\n" +
-		"cluster_slots_pfail:0\r\n" +
-		"cluster_slots_fail:0\r\n" +
-		"cluster_known_nodes:1\r\n" +
-		"cluster_size:1\r\n" +
-		"cluster_current_epoch:" + epoch + "\r\n" +
-		"cluster_my_epoch:" + epoch + "\r\n" +
-		"cluster_stats_messages_sent:0\r\n" +
-		"cluster_stats_messages_received:0\r\n" +
-		"total_cluster_links_buffer_limit_exceeded:0\r\n"
-}
-
-// writeClusterInfo writes CLUSTER INFO: a bulk string in RESP2, a verbatim
-// "txt" string in RESP3.
-func writeClusterInfo(w *resp.Writer, s *clusterSelf) {
-	w.Verbatim(clusterInfoText(s))
-}
-
-// clusterSelfFor builds the proxy's clusterSelf from the address it
-// announces (host:port).
-func clusterSelfFor(announce, id string) (clusterSelf, error) {
-	host, portStr, err := net.SplitHostPort(announce)
+// singleLayout is what the proxy presents when it presents itself alone:
+// one master at the address the client reached (announce, host:port) that
+// owns every slot at epoch 0, as a lone Redis Cluster node given all slots
+// with ADDSLOTSRANGE answers.
+func singleLayout(announce, id string) (*clusterfmt.Layout, error) {
+	host, port, err := clusterfmt.SplitHostPort(announce)
 	if err != nil {
-		return clusterSelf{}, err
+		return nil, err
 	}
-	port, err := strconv.ParseUint(portStr, 10, 16)
-	if err != nil {
-		return clusterSelf{}, err
-	}
-	return clusterSelf{ID: id, Host: host, Port: int(port)}, nil
+	return clusterfmt.Single(id, host, port, 0), nil
 }
 
 // Several proxies. When the cluster view shows more than one live proxy,

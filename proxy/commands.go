@@ -98,17 +98,14 @@ func clusterSubcommand(name []byte) func(c *client, args [][]byte) {
 
 var clusterCmds = []struct {
 	name  string
-	write func(w *resp.Writer, s *clusterSelf)
-	// shared writes the reply when several proxies share the slots
-	// (clusterview.go); nil: the same as alone.
-	shared func(w *resp.Writer, l *clusterfmt.Layout)
-	run    func(c *client, args [][]byte)
+	write func(w *resp.Writer, l *clusterfmt.Layout)
+	run   func(c *client, args [][]byte)
 }{
-	{name: "slots", write: writeClusterSlots, shared: clusterfmt.WriteSlots},
-	{name: "shards", write: writeClusterShards, shared: clusterfmt.WriteShards},
-	{name: "nodes", write: writeClusterNodes, shared: clusterfmt.WriteNodes},
-	{name: "info", write: writeClusterInfo, shared: clusterfmt.WriteInfo},
-	{name: "myid", write: writeClusterMyID},
+	{name: "slots", write: clusterfmt.WriteSlots},
+	{name: "shards", write: clusterfmt.WriteShards},
+	{name: "nodes", write: clusterfmt.WriteNodes},
+	{name: "info", write: clusterfmt.WriteInfo},
+	{name: "myid", write: clusterfmt.WriteMyID},
 }
 
 func init() {
@@ -123,18 +120,17 @@ func init() {
 				c.local.Error(resp.ErrNoAuth)
 				return
 			}
-			if v.shared != nil {
-				if l := c.srv.proxyLayout(); l != nil {
-					v.shared(&c.local, l)
+			// Several live proxies share the slots (clusterview.go);
+			// otherwise the proxy is a lone master owning them all.
+			l := c.srv.proxyLayout()
+			if l == nil {
+				var err error
+				if l, err = singleLayout(c.laddr, c.srv.myID); err != nil {
+					c.local.Error("ERR " + err.Error())
 					return
 				}
 			}
-			self, err := clusterSelfFor(c.laddr, c.srv.myID)
-			if err != nil {
-				c.local.Error("ERR " + err.Error())
-				return
-			}
-			v.write(&c.local, &self)
+			v.write(&c.local, l)
 		}
 	}
 }
