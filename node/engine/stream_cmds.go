@@ -408,14 +408,9 @@ func cmdXdel(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]StreamID, 0, len(c.Args)-2)
-	for _, b := range c.Args[2:] {
-		id, ok := parseStrictID(b, 0)
-		if !ok {
-			c.W.Error(resp.ErrStreamInvalidID)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseIDList(c, c.Args[2:])
+	if !ok {
+		return
 	}
 	s := streamOf(e)
 	var deleted int64

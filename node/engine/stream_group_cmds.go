@@ -220,14 +220,9 @@ func cmdXack(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids := make([]StreamID, 0, len(c.Args)-3)
-	for _, a := range c.Args[3:] {
-		id, ok := parseStrictID(a, 0)
-		if !ok {
-			c.W.Error(resp.ErrStreamInvalidID)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseIDList(c, c.Args[3:])
+	if !ok {
+		return
 	}
 	var n int64
 	for _, id := range ids {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // StreamID is a stream entry id: milliseconds and a sequence number,
@@ -147,6 +149,22 @@ func parseID(b []byte, missingSeq uint64) (StreamID, bool) {
 func parseStrictID(b []byte, missingSeq uint64) (StreamID, bool) {
 	p, ok := parseStreamID(b, idParse{missingSeq: missingSeq, strict: true})
 	return p.id, ok
+}
+
+// parseIDList reads the ids XDEL and XACK take, strictly: all of them
+// parse before any is used, or it replies the invalid-id error and
+// returns false.
+func parseIDList(c *Ctx, args [][]byte) ([]StreamID, bool) {
+	ids := make([]StreamID, 0, len(args))
+	for _, b := range args {
+		id, ok := parseStrictID(b, 0)
+		if !ok {
+			c.W.Error(resp.ErrStreamInvalidID)
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
 }
 
 // parseIntervalID reads a range bound of XRANGE, XREVRANGE and XPENDING:
