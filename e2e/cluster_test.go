@@ -52,20 +52,7 @@ func startGossipProc(t *testing.T, bin, role string, args ...string) *gossipProc
 	t.Helper()
 	args = append([]string{role, "--gossip", "127.0.0.1:0", "--gossip-fast", "--gossip-key", clusterKey}, args...)
 	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	p := &gossipProc{cmd: cmd, log: newLineLog(stderr)}
+	p := &gossipProc{cmd: cmd, log: startLogged(t, cmd)}
 	re := listeningRE
 	if role == "proxy" {
 		re = proxyListeningRE

@@ -92,6 +92,14 @@ var listeningRE = regexp.MustCompile(`msg="node listening" addr=(\S+)`)
 func startNode(t *testing.T, bin string, extra ...string) (*exec.Cmd, string, *lineLog) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"node", "--addr", "127.0.0.1:0"}, extra...)...)
+	log := startLogged(t, cmd)
+	return cmd, log.wait(t, listeningRE), log
+}
+
+// startLogged starts cmd with its standard error read into a lineLog,
+// and kills it at the end of the test if it is still running.
+func startLogged(t *testing.T, cmd *exec.Cmd) *lineLog {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -105,8 +113,7 @@ func startNode(t *testing.T, bin string, extra ...string) (*exec.Cmd, string, *l
 			cmd.Wait()
 		}
 	})
-	log := newLineLog(stderr)
-	return cmd, log.wait(t, listeningRE), log
+	return newLineLog(stderr)
 }
 
 func send(t *testing.T, c net.Conn, br *bufio.Reader, cmd, want string) {

@@ -211,17 +211,7 @@ func TestQueueReliable(t *testing.T) {
 	// and its connection is reset. The proxy must release the waiter on
 	// the node, or the first job pushed would go into that dead worker's
 	// processing list.
-	var idleConn atomic.Pointer[net.TCPConn]
-	idle := redis.NewClient(&redis.Options{
-		Addr: paddr, PoolSize: 1, MaxRetries: -1,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				idleConn.Store(c.(*net.TCPConn))
-			}
-			return c, err
-		},
-	})
+	idle, idleConn := resettableClient(paddr)
 	defer idle.Close()
 	idleDone := make(chan struct{})
 	go func() {
@@ -239,8 +229,7 @@ func TestQueueReliable(t *testing.T) {
 	waitUntil(t, "the workers to block on the empty queue", func() bool {
 		return blockedClients(t, paddr) == queueWorkers+3 && nodesBlocked() == queueWorkers+3
 	})
-	idleConn.Load().SetLinger(0)
-	idleConn.Load().Close()
+	idleConn.reset()
 	<-idleDone
 	waitUntil(t, "the worker that died blocked to leave no waiter", func() bool {
 		return blockedClients(t, paddr) == queueWorkers+2 && nodesBlocked() == queueWorkers+2
@@ -488,4 +477,30 @@ func TestQueueWorkerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// resettableClient is a one-connection go-redis client whose connection a
+// test can reset (RST, as a crashed client's) while a command waits on it.
+func resettableClient(addr string) (*redis.Client, *clientConn) {
+	conn := &clientConn{}
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, PoolSize: 1, MaxRetries: -1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err == nil {
+				conn.p.Store(c.(*net.TCPConn))
+			}
+			return c, err
+		},
+	})
+	return c, conn
+}
+
+// clientConn is the last connection a resettableClient dialled.
+type clientConn struct{ p atomic.Pointer[net.TCPConn] }
+
+// reset closes the connection with a TCP reset.
+func (c *clientConn) reset() {
+	c.p.Load().SetLinger(0)
+	c.p.Load().Close()
 }

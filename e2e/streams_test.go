@@ -248,17 +248,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 	// stream and its connection is reset. The proxy must release the
 	// waiter on the node, or the first orders would be delivered to that
 	// dead consumer.
-	var idleConn atomic.Pointer[net.TCPConn]
-	idle := redis.NewClient(&redis.Options{
-		Addr: paddr, PoolSize: 1, MaxRetries: -1,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				idleConn.Store(c.(*net.TCPConn))
-			}
-			return c, err
-		},
-	})
+	idle, idleConn := resettableClient(paddr)
 	defer idle.Close()
 	idleDone := make(chan struct{})
 	go func() {
@@ -276,8 +266,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 	waitUntil(t, "the workers to block on the empty stream", func() bool {
 		return blockedClients(t, paddr) == readers && nodesBlocked() == readers
 	})
-	idleConn.Load().SetLinger(0)
-	idleConn.Load().Close()
+	idleConn.reset()
 	<-idleDone
 	waitUntil(t, "the worker that died blocked to leave no waiter", func() bool {
 		return blockedClients(t, paddr) == readers-1 && nodesBlocked() == readers-1
