@@ -19,6 +19,9 @@ import (
 	"github.com/shardgate/shardgate/slots"
 )
 
+// ErrServerClosed is what Serve returns when Close came first.
+var ErrServerClosed = errors.New("node: server closed")
+
 // Server is a running node.
 type Server struct {
 	opts   Options
@@ -95,7 +98,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.clients.Attach(ln); err != nil {
-		return errors.New("node: server closed")
+		return ErrServerClosed
 	}
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
