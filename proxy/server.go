@@ -14,6 +14,9 @@ import (
 	"github.com/shardgate/shardgate/proxy/segbit"
 )
 
+// ErrServerClosed is what Serve returns when Close came first.
+var ErrServerClosed = errors.New("proxy: server closed")
+
 // Server is a running proxy.
 type Server struct {
 	opts  Options
@@ -93,7 +96,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.clients.Attach(ln); err != nil {
-		return errors.New("proxy: server closed")
+		return ErrServerClosed
 	}
 	s.startStats()
 	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
