@@ -142,23 +142,11 @@ func TestQueueReliable(t *testing.T) {
 	const victim = "victim"
 	victimHeld := make(chan string, 1)
 	wg.Go(func() {
-		var conn atomic.Pointer[net.TCPConn]
-		rdb := redis.NewClient(&redis.Options{
-			Addr: paddr, PoolSize: 1, MaxRetries: -1,
-			Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-				if err == nil {
-					conn.Store(c.(*net.TCPConn))
-				}
-				return c, err
-			},
-		})
+		rdb, conn := resettableClient(paddr)
 		defer rdb.Close()
 		err := runQueueWorker(ctx, rdb, victim, false, 1500, &stop, func(job string) error { return done.add(job) },
 			func(job string) {
-				c := conn.Load()
-				c.SetLinger(0)
-				c.Close()
+				conn.reset()
 				victimHeld <- job
 			})
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -167,17 +166,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 	const victim = "victim"
 	victimHeld := make(chan int, 1)
 	wg.Go(func() {
-		var conn atomic.Pointer[net.TCPConn]
-		rdb := redis.NewClient(&redis.Options{
-			Addr: paddr, PoolSize: 1, MaxRetries: -1,
-			Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-				if err == nil {
-					conn.Store(c.(*net.TCPConn))
-				}
-				return c, err
-			},
-		})
+		rdb, conn := resettableClient(paddr)
 		defer rdb.Close()
 		err := runStreamWorker(ctx, rdb, victim, streamVictimAfter, &stop, done.add, func(batch []redis.XMessage) {
 			for _, m := range batch[:len(batch)/2] {
@@ -187,9 +176,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 					}
 				}
 			}
-			c := conn.Load()
-			c.SetLinger(0)
-			c.Close()
+			conn.reset()
 			victimHeld <- len(batch)
 		})
 		if err != nil {
