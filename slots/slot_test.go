@@ -127,6 +127,7 @@ func BenchmarkSlot(b *testing.B) {
 		key  []byte
 	}{
 		{"short", []byte("key:" + strconv.Itoa(12345))},
+		{"16bytes", []byte("key:000000012345")}, // redis-benchmark's -r keys
 		{"hashtag", []byte("{user1000}.following")},
 		{"64bytes", long},
 	} {
