@@ -48,7 +48,7 @@ func cmdGetKeysInSlot(c *Ctx) {
 	}
 	var keys []string
 	c.withShard(int(slot), func(s *Shard) {
-		for k := range s.keys {
+		for k := range s.keys.all() {
 			if int64(len(keys)) >= limit {
 				break
 			}

@@ -22,8 +22,8 @@ import (
 // none expired does about `sample` checks per cycle.
 //
 // Shards keep no separate index of expiring keys (that would cost a second
-// map write on every SET EX), so sampling walks the shard's map from Go's
-// random iteration start and gives up after expireScanFactor entries per
+// table write on every SET EX), so sampling walks the shard's key table
+// from a random start and gives up after expireScanFactor entries per
 // wanted sample. In a slot where a handful of keys with a TTL hide among
 // very many without, the cycle may miss them; lazy expiry (Lookup) still
 // hides and removes them on access, and DBSIZE counts them until then, as
@@ -116,9 +116,9 @@ func (ks *Keyspace) expireSample(s *Shard, now int64, want int) (checked, remove
 	if s.expires == 0 {
 		return 0, 0
 	}
-	want = min(want, s.expires)
+	want = min(want, int(s.expires))
 	budget := want * expireScanFactor
-	for k, e := range s.keys {
+	for k, e := range s.keys.all() {
 		if budget == 0 {
 			break
 		}

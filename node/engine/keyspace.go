@@ -23,6 +23,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/shardgate/shardgate/slots"
 )
@@ -106,12 +107,15 @@ type Watch struct {
 	Dirty atomic.Bool
 }
 
-// Shard is the part of the keyspace in one hash slot.
+// Shard is the part of the keyspace in one hash slot. It is exactly one
+// cache line (64 bytes, checked by a test) and the shards array starts on
+// a line, so a command's first touch of its shard (the mutex, then the
+// key table) costs one cache miss, not two.
 type Shard struct {
 	mu      sync.Mutex
-	keys    map[string]*Entry
-	expires int                 // keys in this shard with an expiry
+	keys    keyTable
 	watched map[string][]*Watch // keys some client WATCHes
+	expires int32               // keys in this shard with an expiry
 	// clock is the unix second of the last Lookup in this shard; Set
 	// stamps new entries with it (Set has no clock of its own).
 	clock uint32
@@ -120,8 +124,12 @@ type Shard struct {
 
 // Keyspace is the node's whole database (db 0).
 type Keyspace struct {
-	big    sync.RWMutex
+	big sync.RWMutex
+	_   [64 - unsafe.Sizeof(sync.RWMutex{})]byte // shards start on a cache line
+	// shards must stay the second field: see the padding above.
 	shards [slots.Count]Shard
+	// keySeed seeds the hash of every shard's key table.
+	keySeed maphash.Seed
 	// expiring holds the shards with at least one expiring key, so the
 	// active expiry cycle visits only those (see expire.go).
 	expiring shardSet
@@ -183,6 +191,7 @@ type Stats struct {
 // New returns an empty keyspace.
 func New() *Keyspace {
 	ks := &Keyspace{scanSeed: maphash.MakeSeed()}
+	ks.keySeed = maphash.MakeSeed()
 	for i := range ks.shards {
 		ks.shards[i].Slot = uint16(i)
 	}
@@ -208,10 +217,10 @@ func (s *Shard) Unlock() { s.mu.Unlock() }
 
 // Len is the number of keys stored, counting expired keys not yet removed
 // (as Redis's DBSIZE does).
-func (s *Shard) Len() int { return len(s.keys) }
+func (s *Shard) Len() int { return s.keys.Len() }
 
 // Expires is the number of keys with an expiry.
-func (s *Shard) Expires() int { return s.expires }
+func (s *Shard) Expires() int { return int(s.expires) }
 
 // Lookup returns the live entry of key, removing it first if it has expired.
 // The caller holds the shard.
@@ -229,7 +238,7 @@ func (ks *Keyspace) Lookup(s *Shard, key []byte, now int64) *Entry {
 // runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL, OBJECT, ...): an expired
 // key is still removed.
 func (ks *Keyspace) Peek(s *Shard, key []byte, now int64) *Entry {
-	e := s.keys[string(key)]
+	e := s.keys.get(ks.keySeed, key)
 	if e == nil {
 		return nil
 	}
@@ -254,23 +263,16 @@ func (ks *Keyspace) expire(s *Shard, key string, e *Entry) {
 // Set stores e under key (copying key), replacing any old value. It does
 // not touch watchers; callers call Touch once their change is complete.
 func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
-	if s.keys == nil {
-		s.keys = make(map[string]*Entry)
-	}
 	if e.Access == 0 {
 		e.Access = s.clock
 	}
-	old := s.keys[string(key)]
+	old := s.keys.set(ks.keySeed, key, e)
 	if old != nil {
 		if old.Expire != 0 {
 			ks.delExpire(s)
 		}
-		s.keys[string(key)] = e
-	} else {
-		s.keys[string(key)] = e
-		if len(s.keys) == 1 {
-			ks.used.add(s.Slot)
-		}
+	} else if s.keys.Len() == 1 {
+		ks.used.add(s.Slot)
 	}
 	if e.Expire != 0 {
 		ks.addExpire(s)
@@ -326,8 +328,8 @@ func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
 	if e.Expire != 0 {
 		ks.delExpire(s)
 	}
-	delete(s.keys, key)
-	if len(s.keys) == 0 {
+	s.keys.delete(ks.keySeed, key)
+	if s.keys.Len() == 0 {
 		ks.used.remove(s.Slot)
 	}
 	if e.Kind == KindStream && ks.OnStreamReady != nil {
@@ -355,11 +357,11 @@ func (s *Shard) TouchBytes(key []byte) {
 	}
 }
 
-// TouchAll marks every watched key of the shard (FLUSHALL), but only keys
-// that exist, as Redis's touchAllWatchedKeysInDb does.
-func (s *Shard) TouchAll() {
+// touchAll marks every watched key of s (FLUSHALL), but only keys that
+// exist, as Redis's touchAllWatchedKeysInDb does.
+func (ks *Keyspace) touchAll(s *Shard) {
 	for k, ws := range s.watched {
-		if _, ok := s.keys[k]; !ok {
+		if s.keys.getString(ks.keySeed, k) == nil {
 			continue
 		}
 		for _, w := range ws {
@@ -402,7 +404,7 @@ func (s *Shard) RemoveWatch(key string, w *Watch) {
 // Keys calls fn for every key of the shard, live or not; fn must not
 // change the shard.
 func (s *Shard) Keys(fn func(key string, e *Entry) bool) {
-	for k, e := range s.keys {
+	for k, e := range s.keys.all() {
 		if !fn(k, e) {
 			return
 		}
@@ -411,15 +413,15 @@ func (s *Shard) Keys(fn func(key string, e *Entry) bool) {
 
 // Flush empties the shard, returning how many keys it held.
 func (ks *Keyspace) Flush(s *Shard) int {
-	n := len(s.keys)
-	s.TouchAll()
+	n := s.keys.Len()
+	ks.touchAll(s)
 	if s.expires != 0 {
 		ks.expiring.remove(s.Slot)
 	}
 	if n != 0 {
 		ks.used.remove(s.Slot)
 	}
-	s.keys = nil
+	s.keys.reset()
 	s.expires = 0
 	if n != 0 && ks.OnStreamReady != nil {
 		ks.OnStreamReady(s.Slot, nil)

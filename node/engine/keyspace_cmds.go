@@ -374,13 +374,13 @@ func cmdPersist(c *Ctx) {
 
 // cmdKeys lists the live keys matching a pattern. Like Redis it skips
 // expired keys without removing them. The order is shardgate's own (slot,
-// then map order), which Redis does not specify either.
+// then key table order), which Redis does not specify either.
 func cmdKeys(c *Ctx) {
 	pat := c.Args[1]
 	all := len(pat) == 1 && pat[0] == '*'
 	var out []string
 	c.eachUsedShard(func(s *Shard) bool {
-		for k, e := range s.keys {
+		for k, e := range s.keys.all() {
 			if e.Expire != 0 && e.Expire <= c.Now {
 				continue
 			}
@@ -397,8 +397,8 @@ func cmdKeys(c *Ctx) {
 }
 
 // cmdRandomkey returns a random live key, or null. It starts at a random
-// slot, takes the next shard holding keys and a random entry of it (Go's
-// map iteration starts at a random place). Expired keys it meets are
+// slot, takes the next shard holding keys and a random entry of it (the
+// key table's iteration starts at a random place). Expired keys it meets are
 // removed and it tries again, as Redis's dbRandomKey does; every retry
 // removes a key, so it ends. Shards after long runs of empty slots are
 // picked more often: like Redis's bucket sampling, the choice is random
@@ -413,7 +413,7 @@ func cmdRandomkey(c *Ctx) {
 		var found string
 		ok := false
 		c.withShard(slot, func(s *Shard) {
-			for k, e := range s.keys {
+			for k, e := range s.keys.all() {
 				if e.Expire != 0 && e.Expire <= c.Now {
 					c.KS.expire(s, k, e)
 					return
@@ -441,7 +441,7 @@ func cmdDbsize(c *Ctx) {
 }
 
 // parseFlushMode checks FLUSHALL/FLUSHDB's optional ASYNC|SYNC. Both
-// modes do the same here: dropping the maps leaves the freeing to the GC,
+// modes do the same here: dropping the tables leaves the freeing to the GC,
 // which is what ASYNC asks for, and the reply waits for neither.
 func parseFlushMode(c *Ctx) bool {
 	switch {

@@ -12,8 +12,9 @@ import (
 // SCAN's cursor.
 //
 // Redis walks its hash table in reverse-binary bucket order so that a
-// cursor survives rehashing. Shardgate's keyspace is 16384 Go maps whose
-// internal order is hidden, so the order is made explicit instead: every
+// cursor survives rehashing. Shardgate's keyspace is 16384 key tables
+// whose order changes when they are rebuilt, so the order is made explicit
+// instead: every
 // key has a position (slot, h) where h is a keyed 50-bit hash of the key
 // (the seed is fixed for the keyspace's life), and keys are visited in
 // increasing (slot, h). The cursor is the next position to visit, packed as
@@ -184,11 +185,11 @@ func (c *Ctx) scan(cursor uint64, o scanOpts) ([]string, uint64) {
 // resume at, and whether the shard is finished.
 func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]string) (looked int, next uint64, done bool) {
 	ks := c.KS
-	want = max(want, len(s.keys)/scanMinShare)
+	want = max(want, s.keys.Len()/scanMinShare)
 	// Find the bound: the want-th smallest position >= pos.
-	h := posHeap(make([]uint64, 0, min(want, len(s.keys))))
+	h := posHeap(make([]uint64, 0, min(want, s.keys.Len())))
 	more := false // some key beyond the bound
-	for k := range s.keys {
+	for k := range s.keys.all() {
 		p := ks.scanPos(k)
 		if p < pos {
 			continue
@@ -208,7 +209,7 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 		return 0, 0, true
 	}
 	bound := h[0]
-	for k, e := range s.keys {
+	for k, e := range s.keys.all() {
 		p := ks.scanPos(k)
 		if p < pos || p > bound {
 			continue
