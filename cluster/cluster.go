@@ -46,7 +46,7 @@ type Cluster struct {
 	changes chan struct{}
 
 	in        inbox
-	reqs      chan handoffReq
+	reqs      chan request
 	metaKick  chan struct{} // capacity 1
 	quit      chan struct{}
 	loops     sync.WaitGroup // run
@@ -64,9 +64,10 @@ type snapshot struct {
 	state []byte // the view's table as a msgState message, for push/pull
 }
 
-type handoffReq struct {
-	slots []uint16
-	to    NodeID
+// request is a call run on the state goroutine (Handoff, Commit,
+// SetDraining).
+type request struct {
+	fn    func(now time.Time) error
 	reply chan error
 }
 
@@ -80,8 +81,11 @@ type state struct {
 
 	viewDirty, persistDirty, metaDirty bool
 
+	draining bool // this node is being emptied (SetDraining)
+
 	bootIDs      []NodeID // the candidate set of the pending bootstrap
 	bootSince    time.Time
+	bootSet      uint64 // published: BootSetDigest of the empty nodes seen alive
 	warnedExpect bool
 	warnedQuorum bool
 	lastRejoin   time.Time
@@ -93,6 +97,7 @@ type memberRec struct {
 	Member
 	leaving   bool // it announced its Leave (msgLeave) with this BootID
 	clusterID string
+	bootSet   uint64    // its published bootstrap set digest (meta.BootSet)
 	since     time.Time // last change of State
 	ip        net.IP
 	port      uint16
@@ -115,7 +120,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		log:      cfg.Logger,
 		bootID:   randomHex(8),
 		changes:  make(chan struct{}),
-		reqs:     make(chan handoffReq),
+		reqs:     make(chan request),
 		metaKick: make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 	}
@@ -216,6 +221,7 @@ func (c *Cluster) loadIdentity(now time.Time) error {
 	}
 	c.self = p.NodeID
 	c.st.clusterID = p.ClusterID
+	c.st.draining = p.Draining
 	t, _ := p.table() // validated by loadState
 	c.st.table = *t
 	for _, pm := range p.Members {
@@ -271,7 +277,13 @@ func (c *Cluster) Handoff(slots []uint16, to NodeID) error {
 			return fmt.Errorf("%w: %d", ErrBadSlot, s)
 		}
 	}
-	r := handoffReq{slots: slices.Clone(slots), to: to, reply: make(chan error, 1)}
+	slots = slices.Clone(slots)
+	return c.call(func(now time.Time) error { return c.handoff(slots, to, now) })
+}
+
+// call runs fn on the state goroutine and returns its result.
+func (c *Cluster) call(fn func(now time.Time) error) error {
+	r := request{fn: fn, reply: make(chan error, 1)}
 	select {
 	case c.reqs <- r:
 	case <-c.quit:
@@ -343,7 +355,7 @@ func (c *Cluster) run() {
 				c.handle(e, now)
 			}
 		case r := <-c.reqs:
-			r.reply <- c.handoff(r.slots, r.to, time.Now())
+			r.reply <- r.fn(time.Now())
 		case now := <-ticker.C:
 			c.tick(now)
 		}
@@ -390,8 +402,9 @@ func (c *Cluster) handle(e event, now time.Time) {
 		}
 		rec.BootID, rec.Role, rec.Addr = m.BootID, m.Role, m.Addr
 		rec.Gossip, rec.ip, rec.port = e.node.gossip(), e.node.ip, e.node.port
-		rec.clusterID = m.ClusterID
+		rec.clusterID, rec.bootSet = m.ClusterID, m.BootSet
 		rec.TableEpoch, rec.TableDigest = m.Epoch, m.Digest
+		rec.Weight, rec.Draining = m.Weight, m.Draining
 		if rec.State != StateAlive {
 			rec.State, rec.since = StateAlive, now
 			c.log.Info("cluster: member alive", "id", m.ID, "role", m.Role, "addr", m.Addr, "gossip", rec.Gossip, "boot", m.BootID)
@@ -515,6 +528,102 @@ func (c *Cluster) handoff(slots []uint16, to NodeID, now time.Time) error {
 	return nil
 }
 
+// Commit records that slots belong to owner from epoch on: the last step
+// of a slot migration, made first by the target (owner is then this
+// node) and then by the source once the target confirmed. It returns once
+// the claim is in this node's View, persisted and queued for gossip.
+// Committing again is harmless; ErrStaleEpoch means another owner already
+// holds one of the slots at epoch or higher (the migration lost a race and
+// must not go on).
+func (c *Cluster) Commit(slots []uint16, owner NodeID, epoch uint64) error {
+	return c.commitCall(slots, owner, epoch, true)
+}
+
+// CommitUnsynced is Commit that returns once the claim is in this node's
+// View, before it is persisted (Sync waits for that): the source of a
+// migration uses it so that its fence comes down without waiting for the
+// disk, and syncs before it forgets the migration's own record.
+func (c *Cluster) CommitUnsynced(slots []uint16, owner NodeID, epoch uint64) error {
+	return c.commitCall(slots, owner, epoch, false)
+}
+
+// Sync returns once the state as of the call is persisted in Dir.
+func (c *Cluster) Sync() error {
+	return c.call(func(now time.Time) error {
+		c.settle(now)
+		if c.st.persistDirty && c.cfg.Dir != "" {
+			return fmt.Errorf("cluster: state not persisted in %s", c.cfg.Dir)
+		}
+		return nil
+	})
+}
+
+func (c *Cluster) commitCall(slots []uint16, owner NodeID, epoch uint64, sync bool) error {
+	for _, s := range slots {
+		if int(s) >= NumSlots {
+			return fmt.Errorf("%w: %d", ErrBadSlot, s)
+		}
+	}
+	if !owner.Valid() || epoch == 0 {
+		return fmt.Errorf("%w: claim %q@%d", ErrBadConfig, owner, epoch)
+	}
+	slots = slices.Clone(slots)
+	return c.call(func(now time.Time) error { return c.commit(slots, owner, epoch, sync, now) })
+}
+
+func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, now time.Time) error {
+	st := &c.st
+	if st.clusterID == "" {
+		return ErrNoCluster
+	}
+	claim := SlotOwner{owner, epoch}
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	var fresh []uint16
+	for _, s := range slots {
+		cur := st.table[s]
+		switch {
+		case cur.Owner == owner && cur.Epoch >= epoch:
+			// committed already
+		case cur.Beats(claim):
+			return fmt.Errorf("%w: slot %d is %q@%d, not below %q@%d", ErrStaleEpoch, s, cur.Owner, cur.Epoch, owner, epoch)
+		default:
+			fresh = append(fresh, s)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	applied := c.apply(runs(fresh, claim))
+	c.log.Info("cluster: migration committed", "owner", owner, "epoch", epoch, "claims", fmt.Sprint(applied))
+	if !sync {
+		c.publish() // the state goroutine persists right after this call
+		st.viewDirty = false
+		return nil
+	}
+	c.settle(now)
+	if st.persistDirty && c.cfg.Dir != "" {
+		return fmt.Errorf("cluster: commit not persisted in %s", c.cfg.Dir)
+	}
+	return nil
+}
+
+// SetDraining marks this node as draining (its slots are to be moved to
+// the other nodes, and it is given none) or not; the mark is persisted
+// and announced in the node's metadata.
+func (c *Cluster) SetDraining(on bool) error {
+	return c.call(func(now time.Time) error {
+		if c.st.draining == on {
+			return nil
+		}
+		c.st.draining = on
+		c.st.viewDirty, c.st.persistDirty, c.st.metaDirty = true, true, true
+		c.log.Info("cluster: draining", "on", on)
+		c.settle(now)
+		return nil
+	})
+}
+
 // runs turns sorted, distinct slots into claims of contiguous ranges.
 func runs(slots []uint16, o SlotOwner) []Claim {
 	var cs []Claim
@@ -567,7 +676,7 @@ func (c *Cluster) flush() {
 
 func (c *Cluster) persist() error {
 	st := &c.st
-	p := &persisted{Version: stateVersion, NodeID: c.self, ClusterID: st.clusterID}
+	p := &persisted{Version: stateVersion, NodeID: c.self, ClusterID: st.clusterID, Draining: st.draining}
 	for _, cl := range st.table.Claims() {
 		p.Slots = append(p.Slots, persistedClaim{cl.First, cl.Last, cl.Owner, cl.Epoch})
 	}
@@ -597,6 +706,9 @@ func (c *Cluster) updateMeta() error {
 		Addr:      c.cfg.RESPAddr,
 		Digest:    st.digest,
 		Epoch:     st.table.MaxEpoch(),
+		Weight:    c.cfg.weight(),
+		Draining:  st.draining,
+		BootSet:   st.bootSet,
 	}.encode()
 	if err != nil {
 		return err
@@ -618,7 +730,7 @@ func (c *Cluster) publish() {
 	}
 	v.Members = append(v.Members, Member{
 		ID: c.self, BootID: c.bootID, Role: c.cfg.Role, Addr: c.cfg.RESPAddr, Gossip: c.gossip, State: StateAlive,
-		TableEpoch: v.Epoch, TableDigest: st.digest,
+		TableEpoch: v.Epoch, TableDigest: st.digest, Weight: c.cfg.weight(), Draining: st.draining,
 	})
 	for _, r := range st.members {
 		v.Members = append(v.Members, r.Member)

@@ -27,10 +27,14 @@ type Config struct {
 	Fast            bool          // test timings (dead detected in about a second on loopback); default: memberlist's LAN profile
 	ReassignAfter   time.Duration // 0 = never reassign a dead node's slots; else after this long, if the alive nodes are a majority
 	Logger          *slog.Logger  // nil = slog.Default()
+	Weight          uint32        // the node's relative share of the slots (--weight); 0 means 1
 
 	// wrapTransport, for tests, wraps the gossip transport (to cut links).
 	wrapTransport func(*memberlist.NetTransport) memberlist.NodeAwareTransport
 }
+
+// weight is Weight with its default.
+func (cfg *Config) weight() uint32 { return max(cfg.Weight, 1) }
 
 // maxLabel leaves room for the label's prefix within memberlist's 255.
 const maxLabel = 200

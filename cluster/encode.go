@@ -26,7 +26,9 @@ import (
 //
 //	version 1, role, byte length + id, byte length + boot id,
 //	byte length + cluster id, byte length + RESP address,
-//	8 bytes big-endian table digest, uvarint table epoch
+//	8 bytes big-endian table digest, uvarint table epoch,
+//	then (later additions, absent in older metadata) uvarint weight, flags
+//	byte, 8 bytes big-endian bootstrap set digest
 const (
 	claimsVersion = 1
 	metaVersion   = 1
@@ -256,7 +258,16 @@ type meta struct {
 	Addr      string
 	Digest    uint64
 	Epoch     uint64
+	Weight    uint32 // 0 in metadata of nodes that predate weights: read as 1
+	Draining  bool
+	// BootSet is the digest of the set of empty nodes an empty node sees
+	// alive (BootSetDigest), 0 when it has a cluster id: a bootstrap
+	// waits until every candidate publishes the same set.
+	BootSet uint64
 }
+
+// metaDraining is the metadata flag of a draining node.
+const metaDraining = 1
 
 func (m meta) encode() ([]byte, error) {
 	for _, s := range []string{string(m.ID), m.BootID, m.ClusterID, m.Addr} {
@@ -271,6 +282,13 @@ func (m meta) encode() ([]byte, error) {
 	}
 	b = binary.BigEndian.AppendUint64(b, m.Digest)
 	b = binary.AppendUvarint(b, m.Epoch)
+	b = binary.AppendUvarint(b, uint64(m.Weight))
+	var flags byte
+	if m.Draining {
+		flags |= metaDraining
+	}
+	b = append(b, flags)
+	b = binary.BigEndian.AppendUint64(b, m.BootSet)
 	if len(b) > maxMetaSize {
 		return nil, fmt.Errorf("%w: node metadata of %d bytes exceeds %d", ErrBadConfig, len(b), maxMetaSize)
 	}
@@ -297,6 +315,20 @@ func decodeMeta(b []byte) (meta, error) {
 		}
 	}
 	m.Epoch = d.uvarint(^uint64(0), "epoch")
+	if d.err == nil && len(d.b) > 0 {
+		// weight and flags came later: a member without them has weight 1
+		m.Weight = uint32(d.uvarint(1<<32-1, "weight"))
+		m.Draining = d.byte()&metaDraining != 0
+	}
+	if d.err == nil && len(d.b) > 0 {
+		if len(d.b) < 8 {
+			d.fail("short bootstrap set digest")
+		} else {
+			m.BootSet = binary.BigEndian.Uint64(d.b)
+			d.b = d.b[8:]
+		}
+	}
+	m.Weight = max(m.Weight, 1)
 	if d.err == nil && len(d.b) > 0 {
 		d.fail("%d trailing bytes", len(d.b))
 	}

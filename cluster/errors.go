@@ -24,6 +24,12 @@ var (
 	// ErrOtherCluster is the refusal of a member that belongs to another
 	// cluster id.
 	ErrOtherCluster = errors.New("cluster: member of another cluster")
+	// ErrStaleEpoch is returned by Commit when another owner holds a slot
+	// at the claim's epoch or higher.
+	ErrStaleEpoch = errors.New("cluster: stale epoch")
+	// ErrNoCluster is returned by Commit before the node belongs to a
+	// cluster (no cluster id yet).
+	ErrNoCluster = errors.New("cluster: not part of a cluster yet")
 	// ErrBadState is wrapped when the persisted state in Dir cannot be read.
 	ErrBadState = errors.New("cluster: bad persisted state")
 )

@@ -38,38 +38,29 @@ func (c *Cluster) maybeAdopt() {
 
 // maybeBootstrap bootstraps the cluster when this node has no cluster id,
 // --bootstrap-expect N is set and exactly N nodes without a cluster id
-// (itself included) have been alive together for the settle time, and no
-// other empty node it has seen is down (a flapping member must not make a
-// smaller set look complete). They all compute the same claims and cluster
-// id from the same sorted ids.
+// (itself included) have been alive together for the settle time, every
+// one of them publishing that it sees the same set, and no other empty
+// node it has seen is down (a flapping member must not make a smaller set
+// look complete). They all compute the same claims and cluster id from
+// the same sorted ids.
+//
+// The published set is what keeps N+1 empty nodes from bootstrapping
+// with N: a node that has not yet heard of the last one still hears that
+// the others see more than it does.
 func (c *Cluster) maybeBootstrap(now time.Time) {
 	st := &c.st
-	n := c.cfg.BootstrapExpect
-	if n <= 0 || c.cfg.Role != RoleNode || st.clusterID != "" || !st.table.Empty() {
+	if c.cfg.Role != RoleNode || st.clusterID != "" || !st.table.Empty() {
+		c.publishBootSet(0)
+		st.bootIDs = nil
 		return
 	}
-	ids := []NodeID{c.self}
-	for id, r := range st.members {
-		if r.Role != RoleNode || r.State == StateLeft {
-			continue
-		}
-		switch {
-		case r.State != StateAlive && r.clusterID == "":
-			// An empty node seen before is down (or flapping): wait
-			// for it rather than bootstrap without it.
-			st.bootIDs = nil
-			return
-		case r.State != StateAlive:
-		case r.clusterID != "":
-			return // maybeAdopt takes over
-		default:
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	if len(ids) != n {
+	ids, complete := c.emptyNodes()
+	set := BootSetDigest(ids)
+	c.publishBootSet(set)
+	n := c.cfg.BootstrapExpect
+	if n <= 0 || !complete || len(ids) != n {
 		st.bootIDs = nil
-		if len(ids) > n && !st.warnedExpect {
+		if n > 0 && len(ids) > n && !st.warnedExpect {
 			st.warnedExpect = true
 			c.log.Warn("cluster: more empty nodes than --bootstrap-expect are alive; not bootstrapping", "alive", len(ids), "expect", n)
 		}
@@ -79,6 +70,12 @@ func (c *Cluster) maybeBootstrap(now time.Time) {
 		st.bootIDs, st.bootSince = ids, now
 		return
 	}
+	for _, id := range ids {
+		if id != c.self && st.members[id].bootSet != set {
+			st.bootSince = now // the settle time counts from agreement
+			return
+		}
+	}
 	if now.Sub(st.bootSince) < c.tm.bootstrapSettle {
 		return
 	}
@@ -87,6 +84,41 @@ func (c *Cluster) maybeBootstrap(now time.Time) {
 	applied := c.apply(BootstrapClaims(ids))
 	c.log.Info("cluster: bootstrap assignment", "nodes", len(ids), "claims", fmt.Sprint(applied), "own_slots", st.table.Count(c.self))
 	st.bootIDs = nil
+	c.publishBootSet(0)
+}
+
+// emptyNodes returns the sorted ids of the alive nodes without a cluster
+// id, this one included; complete is false when an empty node seen
+// before is down or some node already has a cluster id (maybeAdopt takes
+// over then).
+func (c *Cluster) emptyNodes() (ids []NodeID, complete bool) {
+	ids = []NodeID{c.self}
+	complete = true
+	for id, r := range c.st.members {
+		if r.Role != RoleNode || r.State == StateLeft {
+			continue
+		}
+		switch {
+		case r.State != StateAlive && r.clusterID == "":
+			complete = false
+		case r.State != StateAlive:
+		case r.clusterID != "":
+			complete = false
+		default:
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, complete
+}
+
+// publishBootSet sets the bootstrap set digest this node publishes in its
+// metadata.
+func (c *Cluster) publishBootSet(set uint64) {
+	if c.st.bootSet != set {
+		c.st.bootSet = set
+		c.st.metaDirty = true
+	}
 }
 
 // tick is the periodic housekeeping of the state goroutine.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/shardgate/shardgate/internal/atomicfile"
 )
 
 // stateFile is the name of the persisted state in Config.Dir, the
@@ -21,7 +23,8 @@ type persisted struct {
 	NodeID    NodeID            `json:"node_id"`
 	ClusterID string            `json:"cluster_id,omitempty"`
 	Slots     []persistedClaim  `json:"slots,omitempty"`
-	Members   []persistedMember `json:"members,omitempty"` // the others, so a restart can find them again
+	Members   []persistedMember `json:"members,omitempty"`  // the others, so a restart can find them again
+	Draining  bool              `json:"draining,omitempty"` // SetDraining(true) until undone
 }
 
 type persistedClaim struct {
@@ -103,34 +106,4 @@ func saveState(dir string, p *persisted) error {
 	return writeFileAtomic(filepath.Join(dir, stateFile), b)
 }
 
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func writeFileAtomic(path string, b []byte) error { return atomicfile.Write(path, b) }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -204,6 +205,19 @@ func BootstrapClusterID(ids []NodeID, name string) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// BootSetDigest is the digest of a set of node ids that empty nodes
+// publish while waiting to bootstrap; never 0, which means no set.
+func BootSetDigest(ids []NodeID) uint64 {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	h := fnv.New64a()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return max(h.Sum64(), 1)
 }
 
 // String prints the claims, for logs and test failures.

@@ -447,6 +447,9 @@ func TestMeta(t *testing.T) {
 		Addr:      "[2001:db8::1]:7001",
 		Digest:    0xfedcba9876543210,
 		Epoch:     1 << 50,
+		Weight:    3,
+		Draining:  true,
+		BootSet:   0x0123456789abcdef,
 	}
 	b, err := m.encode()
 	if err != nil {
@@ -455,6 +458,20 @@ func TestMeta(t *testing.T) {
 	got, err := decodeMeta(b)
 	if err != nil || got != m {
 		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	// Metadata from before weights and flags (epoch last) reads as
+	// weight 1, not draining; from before the bootstrap set as set 0.
+	old := meta{Role: RoleNode, ID: testIDs[0], Epoch: 5}
+	ob, _ := old.encode()
+	got, err = decodeMeta(ob[:len(ob)-2-8])
+	if old.Weight = 1; err != nil || got != old {
+		t.Fatalf("metadata without weight: %+v %v", got, err)
+	}
+	old.Weight, old.Draining = 2, true
+	ob, _ = old.encode()
+	got, err = decodeMeta(ob[:len(ob)-8])
+	if err != nil || got != old {
+		t.Fatalf("metadata without bootstrap set: %+v %v", got, err)
 	}
 	// The longest address that fits a field still fits memberlist's 512.
 	m.Addr = strings.Repeat("h", 255)
@@ -471,7 +488,8 @@ func TestMeta(t *testing.T) {
 		append([]byte{2}, good[1:]...),    // version
 		append([]byte{1, 7}, good[2:]...), // role
 		append(slices.Clone(good), 1),     // trailing
-		good[:len(good)-2],                // truncated
+		good[:len(good)-4],                // truncated (in the bootstrap set)
+		good[:6+len(testIDs[0])+4],        // truncated (in the table digest)
 		append([]byte{1, 0, 3}, "abc"...), // bad id
 	} {
 		if _, err := decodeMeta(bad); !errors.Is(err, ErrBadEncoding) {

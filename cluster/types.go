@@ -94,6 +94,12 @@ type Member struct {
 	// whose digest differs from this member's own have not converged yet.
 	TableEpoch  uint64
 	TableDigest uint64
+
+	// Weight is the node's share of the slots relative to the others'
+	// (--weight, at least 1); Draining marks a node being emptied, which
+	// the planner gives no slots.
+	Weight   uint32
+	Draining bool
 }
 
 // SlotOwner is one entry of the slot table. Owner "" means unassigned
