@@ -91,6 +91,7 @@ type waiter struct {
 	state atomic.Int32
 	done  chan struct{} // closed by whoever moves state off waitPending
 	reply []byte        // the served reply, written before done closes
+	lsn   uint64        // the log record of what serving it did, set before done closes
 
 	// Guarded by the slot's shard lock.
 	elems  []*list.Element // position in each key's queue
@@ -254,7 +255,7 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 			continue // lost to a timeout or an unblock: the next one's turn
 		}
 		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
-		s.popFor(&rw, sh, &w.req, bkey, now)
+		w.lsn = s.popFor(&rw, sh, &w.req, bkey, now, nil)
 		s.blk.served(w, rw.B)
 	}
 }
@@ -274,7 +275,11 @@ func (b *blocker) served(w *waiter, reply []byte) {
 
 // popFor pops for req from key, which holds a non-empty list, writing the
 // reply the blocking command gives.
-func (s *Server) popFor(w *resp.Writer, sh *engine.Shard, req *blockReq, key []byte, now int64) {
+func (s *Server) popFor(w *resp.Writer, sh *engine.Shard, req *blockReq, key []byte, now int64, c *client) uint64 {
+	s.markKey(sh.Slot, key)
+	if req.op == opMove {
+		s.markKey(sh.Slot, req.dst)
+	}
 	switch req.op {
 	case opPop:
 		elems, _ := s.ks.ListPop(sh, key, req.front, 1, now)
@@ -293,10 +298,12 @@ func (s *Server) popFor(w *resp.Writer, sh *engine.Shard, req *blockReq, key []b
 		elem, errText := s.ks.ListMove(sh, key, req.dst, req.front, req.dstFront, now)
 		if errText != "" {
 			w.Error(errText)
-			return
+			return 0
 		}
 		w.Bulk(elem)
 	}
+	// The log replays the pop as the plain command with its effect.
+	return s.logEffect(c, sh.Slot, now, popEffect(req, key)...)
 }
 
 // writeNothing writes the reply of a blocking command that found nothing

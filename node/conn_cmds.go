@@ -32,6 +32,11 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["reset"] = s.cmdReset
 	h["time"] = s.cmdTime
 	h["info"] = s.cmdInfo
+	h["bgrewriteaof"] = s.cmdBgrewriteaof
+	h["bgsave"] = s.cmdBgsave
+	h["save"] = s.cmdSave
+	h["lastsave"] = s.cmdLastsave
+	h["shutdown"] = s.cmdShutdown
 	h["cluster|keyslot"] = s.cmdClusterKeyslot
 	h["cluster|help"] = s.cmdClusterHelp
 	h["config|get"] = s.cmdConfigGet

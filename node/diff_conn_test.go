@@ -130,6 +130,15 @@ func TestDiffConnCommands(t *testing.T) {
 		name  string
 		steps []connStep
 	}{
+		{"persistence argument errors", []connStep{
+			// Only what cannot save or stop either server: the oracle is
+			// shared, and this node has no --dir.
+			cs("SHUTDOWN", "ABORT"), cs("SHUTDOWN", "FOO"), cs("SHUTDOWN", "NOSAVE", "SAVE"),
+			cs("SHUTDOWN", "ABORT", "NOW"), cs("SHUTDOWN", "FORCE", "ABORT"), cs("shutdown", "abort", "abort"),
+			cs("BGSAVE", "FOO"), cs("BGSAVE", "SCHEDULE", "X"), cs("SAVE", "X"), cs("LASTSAVE", "X"),
+			cs("BGREWRITEAOF", "X"),
+			cs("MULTI"), cs("SHUTDOWN"), cs("SAVE"), cs("EXEC"),
+		}},
 		{"ping echo", []connStep{
 			cs("PING"), cs("PING", "hello"), cs("PING", "a", "b"), cs("ping", ""),
 			cs("ECHO"), cs("ECHO", "x"), cs("ECHO", ""), cs("ECHO", "a", "b"),

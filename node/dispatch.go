@@ -60,6 +60,14 @@ func buildRoutes(s *Server) []route {
 func (s *Server) execute(c *client, args [][]byte) {
 	cmd, refusal := cmdlookup.Resolve(args)
 	if cmd == nil {
+		if s.mig != nil && equalFoldASCII(args[0], "shardgate") && c.multi == nil {
+			if !c.authed {
+				c.reject(resp.ErrNoAuth)
+				return
+			}
+			s.mig.cmdShardgate(c, args)
+			return
+		}
 		if cmdlookup.IsHTTPRequest(args[0]) {
 			s.refuseHTTP(c)
 			return
@@ -86,8 +94,18 @@ func (s *Server) execute(c *client, args [][]byte) {
 	}
 	slot, ok := c.commandSlot(cmd, args)
 	if slot >= 0 {
+		if c.multi == nil && !s.gate.awaitFence(slot) {
+			c.reject(resp.ErrTryAgain) // a migration's fence outlasted the wait
+			return
+		}
 		if msg := s.slotRefusal(slot, !ok); msg != "" {
 			c.reject(msg)
+			return
+		}
+	}
+	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
+		if err := s.aof.Err(); err != nil {
+			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
 			return
 		}
 	}
@@ -155,7 +173,12 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 		ctx.Exclusive = true
 		if slot >= 0 {
 			ctx.Shard = s.ks.Shard(uint16(slot))
+			if msg := s.notServed(uint16(slot)); msg != "" {
+				c.w.Error(msg)
+				return
+			}
 		}
+		s.markKeys(slot, r.cmd, ctx.Args)
 	} else {
 		s.ks.RLock()
 		defer s.ks.RUnlock()
@@ -168,10 +191,14 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 				c.w.Error(msg) // the slot moved since the dispatcher's check
 				return
 			}
+			s.markKeys(slot, r.cmd, ctx.Args)
 		}
 	}
 	defer s.recoverCommand(c, r, c.w.Len())
 	r.data(ctx)
+	if r.cmd.Has(slots.FlagWrite) {
+		s.logCommand(c, slot, ctx.Now, ctx.Args) // before the waiters it feeds log their pops
+	}
 	if sh := ctx.Shard; sh != nil && s.blk.slots[sh.Slot] != nil {
 		s.serveBlocked(sh, ctx.Now) // clients blocked on keys the command pushed to
 	}

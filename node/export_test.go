@@ -1,6 +1,8 @@
 package node
 
 import (
+	"time"
+
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -45,4 +47,15 @@ func allCommands() []*slots.Command {
 		walk(c)
 	}
 	return out
+}
+
+// SlowSnapshotsForTest makes every snapshot pause for d after each
+// slotsPerPause slots (outside any lock), so that tests see clients write
+// while a snapshot is half done.
+func SlowSnapshotsForTest(s *Server, slotsPerPause int, d time.Duration) {
+	s.snapPause = func(slot uint16) {
+		if int(slot)%slotsPerPause == slotsPerPause-1 {
+			time.Sleep(d)
+		}
+	}
 }

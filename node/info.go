@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/redisinfo"
+	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
 )
 
@@ -23,7 +24,7 @@ import (
 //
 // Every field carries the node's real value; where the node lacks the
 // mechanism Redis measures, the field keeps Redis's name with the value
-// that is true for the node (no RDB/AOF: rdb_saves:0, aof_enabled:0; no
+// that is true for the node (no fork: the copy-on-write sizes are 0; no
 // replicas: connected_slaves:0; one thread: io_threads_active:0).
 // Approximations, marked "approx" next to the field below:
 //   - memory: used_memory is the Go heap in use, used_memory_rss the memory
@@ -209,23 +210,75 @@ func bytesToHuman(n int64) string {
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {
+	sv := &s.saves
+	sv.mu.Lock()
+	running, started := sv.running, sv.started
+	changes := s.ks.Changes() - sv.changesAtSave
+	lastSave, saveStatus, saveSecs, saves := sv.lastSave, sv.saveStatus, sv.saveSecs, sv.saves
+	rwStatus, rwSecs, rewrites, rwFails := sv.rwStatus, sv.rwSecs, sv.rewrites, sv.rwFailsInRow
+	schedRW, keysLoaded := sv.schedRW, sv.keysLoaded
+	sv.mu.Unlock()
+	current := func(k jobKind) int64 {
+		if running != k {
+			return -1
+		}
+		return int64(s.opts.Now().Sub(started) / time.Second)
+	}
+	flag := func(on bool) int64 {
+		if on {
+			return 1
+		}
+		return 0
+	}
 	b.int("loading", 0)
 	b.int("async_loading", 0)
-	b.int("rdb_changes_since_last_save", s.ks.Changes())
-	b.int("rdb_bgsave_in_progress", 0)
-	b.int("rdb_last_save_time", s.start.Unix())
-	b.str("rdb_last_bgsave_status", "ok")
-	b.int("rdb_last_bgsave_time_sec", -1)
-	b.int("rdb_current_bgsave_time_sec", -1)
-	b.int("rdb_saves", 0)
-	b.int("aof_enabled", 0)
-	b.int("aof_rewrite_in_progress", 0)
-	b.int("aof_rewrite_scheduled", 0)
-	b.int("aof_last_rewrite_time_sec", -1)
-	b.int("aof_current_rewrite_time_sec", -1)
-	b.str("aof_last_bgrewrite_status", "ok")
-	b.int("aof_rewrites", 0)
-	b.str("aof_last_write_status", "ok")
+	// No fork, so no copy-on-write: these stay 0 (Redis's values without
+	// a child).
+	b.int("current_cow_peak", 0)
+	b.int("current_cow_size", 0)
+	b.int("current_cow_size_age", 0)
+	b.str("current_fork_perc", "0.00")
+	b.int("current_save_keys_processed", 0)
+	b.int("current_save_keys_total", 0)
+	b.int("rdb_changes_since_last_save", changes)
+	b.int("rdb_bgsave_in_progress", flag(running == jobSave))
+	b.int("rdb_last_save_time", lastSave.Unix())
+	b.str("rdb_last_bgsave_status", saveStatus)
+	b.int("rdb_last_bgsave_time_sec", saveSecs)
+	b.int("rdb_current_bgsave_time_sec", current(jobSave))
+	b.int("rdb_saves", saves)
+	b.int("rdb_last_cow_size", 0)
+	b.int("rdb_last_load_keys_expired", 0)
+	b.int("rdb_last_load_keys_loaded", keysLoaded)
+	b.int("aof_enabled", flag(s.aof != nil))
+	b.int("aof_rewrite_in_progress", flag(running == jobRewrite))
+	b.int("aof_rewrite_scheduled", flag(schedRW))
+	b.int("aof_last_rewrite_time_sec", rwSecs)
+	b.int("aof_current_rewrite_time_sec", current(jobRewrite))
+	b.str("aof_last_bgrewrite_status", rwStatus)
+	b.int("aof_rewrites", rewrites)
+	b.int("aof_rewrites_consecutive_failures", rwFails)
+	status := "ok"
+	var st aof.Stats
+	if s.aof != nil {
+		st = s.aof.Stats()
+		if st.LastWriteErr != "" && st.LastWriteErr != "ok" {
+			status = "err" // as Redis: "ok" or "err"
+		}
+	}
+	b.str("aof_last_write_status", status)
+	b.int("aof_last_cow_size", 0)
+	b.int("module_fork_in_progress", 0)
+	b.int("module_fork_last_cow_size", 0)
+	if s.aof == nil {
+		return
+	}
+	b.int("aof_current_size", st.BaseSize+st.LogsSize)
+	b.int("aof_base_size", st.BaseSize)
+	b.int("aof_pending_rewrite", flag(schedRW))
+	b.int("aof_buffer_length", st.BufferedBytes)
+	b.int("aof_pending_bio_fsync", 0)
+	b.int("aof_delayed_fsync", 0)
 }
 
 func (s *Server) infoStats(c *client, b *infoBuf) {

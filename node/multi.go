@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH and UNWATCH, as a Redis 7.0
@@ -171,6 +173,11 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		return
 	}
 	if m.slot >= 0 {
+		if !s.gate.awaitFence(m.slot) {
+			c.discardTransaction()
+			c.w.Error(resp.ErrTryAgain)
+			return
+		}
 		// The cluster rule over the stored commands (ownership.go).
 		if msg := s.slotRefusal(m.slot, m.crossSlot); msg != "" {
 			c.discardTransaction()
@@ -242,6 +249,13 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	c.w.Array(len(m.cmds))
 	c.txCtx = &c.ctx
 	defer func() { c.txCtx = nil }()
+	if s.aof != nil {
+		slot := int32(-1)
+		if !exclusive {
+			slot = int32(m.slot)
+		}
+		c.txLog = &aof.Record{Kind: aof.KindTx, Slot: slot, Now: now}
+	}
 	for i := range m.cmds {
 		q := &m.cmds[i]
 		s.stats.commands.Add(1)
@@ -254,9 +268,21 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		if q.slot >= 0 {
 			c.ctx.Shard = ks.Shard(uint16(q.slot))
 		}
+		if q.slot >= 0 || exclusive {
+			s.markKeys(q.slot, q.route.cmd, q.args)
+		}
 		s.runTxData(c, q)
+		if q.route.cmd.Has(slots.FlagWrite) {
+			s.logCommand(c, q.slot, now, q.args)
+		}
 	}
 	c.ctx = engine.Ctx{}
+	if tx := c.txLog; tx != nil {
+		c.txLog = nil
+		if len(tx.Cmds) > 0 {
+			c.lsn = max(c.lsn, s.appendRecord(tx)) // whole, before the waiters it feeds
+		}
+	}
 	if m.slot >= 0 {
 		// Clients blocked on keys the transaction pushed to are served
 		// after it, with its locks still held (every key is in m.slot).

@@ -29,6 +29,20 @@ type Options struct {
 	// serves the slots Ownership gives it and redirects the others
 	// (ownership.go). nil: a standalone node that serves every slot.
 	Ownership Ownership
+
+	// Migration, for a node of a gossip cluster, lets it give and take
+	// slots online (migrate.go); nil: its slots never move by migration.
+	Migration *MigrationOptions
+
+	// Dir is the node's data directory: with AOF off, SAVE and BGSAVE
+	// write Dir/dump.snap and the node loads it at start ("" with AOF
+	// off: nothing is kept). With AOF on, AOF.Dir is where everything
+	// lives.
+	Dir string
+
+	// AOF, when set, logs every write before its reply and replays the
+	// log at start (persist.go); nil: nothing is kept across restarts.
+	AOF *AOFOptions
 }
 
 // DefaultOptions returns the options a node runs with unless told otherwise.
@@ -46,6 +60,16 @@ func (o Options) withDefaults() (Options, error) {
 	d := DefaultOptions()
 	if o.Addr == "" {
 		o.Addr = d.Addr
+	}
+	if o.AOF != nil {
+		a := *o.AOF // the caller's struct stays as given
+		if a.RewriteMinSize == 0 {
+			a.RewriteMinSize = 64 << 20
+		}
+		if a.RewritePercent == 0 {
+			a.RewritePercent = 100
+		}
+		o.AOF = &a
 	}
 	if o.MaxClients == 0 {
 		o.MaxClients = d.MaxClients

@@ -93,6 +93,15 @@ func (s *Server) slotRefusal(slot int, cross bool) string {
 // "" when it does (always, standalone). Callers that hold the slot's
 // shard use it to re-check after the dispatcher's check.
 func (s *Server) notServed(slot uint16) string {
+	if s.gate.fenced(slot) {
+		return fenceRefusal
+	}
+	return s.ownerRefusal(slot)
+}
+
+// ownerRefusal is notServed without the migration fence: the ownership
+// alone.
+func (s *Server) ownerRefusal(slot uint16) string {
 	if s.own == nil {
 		return ""
 	}
@@ -110,15 +119,13 @@ func movedError(slot int, owner string) string {
 	return fmt.Sprintf(resp.ErrMoved, slot, owner)
 }
 
-// followOwnership runs while the server serves: at once (a node restarting
-// with keys of slots it lost meanwhile drops them) and after every
-// change, it gives up the slots the node no longer serves.
+// followOwnership runs while the server serves: after every change, it
+// gives up the slots the node no longer serves. Serve has made the first
+// pass (reconcileSlots(true)) before accepting any connection.
 func (s *Server) followOwnership() {
-	first := true
 	for {
 		ch := s.own.Changes()
-		s.reconcileSlots(first)
-		first = false
+		s.reconcileSlots(false)
 		select {
 		case <-ch:
 		case <-s.stop:
@@ -128,8 +135,12 @@ func (s *Server) followOwnership() {
 }
 
 // reconcileSlots drops the slots served before (all of them the first
-// time) that the ownership no longer gives this node. Only the
-// followOwnership goroutine calls it; it owns s.served.
+// time: a node restarting with keys of slots it lost meanwhile drops them)
+// that the ownership no longer gives this node. Serve makes the first
+// pass before it accepts a connection, then only the followOwnership
+// goroutine calls it; it owns s.served. The first pass must not overlap
+// a migration's install: it drops keys of every slot not yet claimed, and
+// an incoming migration installs its keys before it claims their slots.
 func (s *Server) reconcileSlots(first bool) {
 	var lost []uint16
 	for i := range uint16(slots.Count) {
@@ -140,7 +151,19 @@ func (s *Server) reconcileSlots(first bool) {
 		s.served[i] = mine
 	}
 	var keys, blocked int
-	var dropped []uint16
+	var dropped, handed []uint16
+	if s.mig != nil {
+		lost, handed = s.mig.takeHanded(lost)
+		for _, slot := range handed {
+			k, b, _ := s.dropSlot(slot)
+			keys += k
+			blocked += b
+		}
+		if len(handed) > 0 {
+			s.log.Info("slots handed over by migration: local copies dropped", "slots", formatSlots(handed), "keys", keys, "blocked_clients_redirected", blocked)
+			keys, blocked = 0, 0
+		}
+	}
 	for _, slot := range lost {
 		k, b, ok := s.dropSlot(slot)
 		if ok && k+b > 0 {
@@ -166,12 +189,13 @@ func (s *Server) dropSlot(slot uint16) (keys, blocked int, ok bool) {
 	sh := s.ks.Shard(slot)
 	sh.Lock()
 	defer sh.Unlock()
-	msg := s.notServed(slot)
+	msg := s.ownerRefusal(slot)
 	if msg == "" {
 		return 0, 0, false
 	}
 	blocked = s.blk.redirectSlot(slot, msg, s.errs.record)
 	keys = s.ks.Flush(sh)
+	s.logDrop(slot)
 	s.ks.Dirty(int64(keys))
 	return keys, blocked, true
 }

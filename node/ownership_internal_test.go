@@ -69,7 +69,7 @@ func TestOwnershipRecheckUnderLock(t *testing.T) {
 			if errText != "" {
 				t.Fatal(errText)
 			}
-			if w := s.xreadOrRegister(c, s.ks.Shard(uint16(slot)), &req); w != nil {
+			if w := s.xreadOrRegister(c, s.ks.Shard(uint16(slot)), &req, bargs); w != nil {
 				t.Errorf("XREAD registered a waiter in a slot given away")
 			}
 		default:

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -43,8 +44,17 @@ type Server struct {
 	nodeID string            // CLUSTER MYID of a standalone node, fresh for every start
 	own    Ownership         // nil: standalone, every slot served (ownership.go)
 	served [slots.Count]bool // slots served at the last ownership change (followOwnership's)
-	wg     sync.WaitGroup
-	stop   chan struct{}
+	gate   gates             // per-slot migration state (migrate_gate.go)
+	mig    *migrator         // nil: no migrations (migrate.go)
+	aof    *aof.Log          // nil: no append-only log (persist.go)
+	saves  saver             // snapshots and rewrites (save.go)
+	// slotLSN is each slot's last record in the log, written and read
+	// under the slot's lock (persist.go's appendRecord, snapshots).
+	slotLSN [slots.Count]uint64
+	// snapPause, for tests, runs between two slots of a snapshot.
+	snapPause func(slot uint16)
+	wg        sync.WaitGroup
+	stop      chan struct{}
 }
 
 // serverStats are INFO's counters.
@@ -79,6 +89,30 @@ func New(opts Options) (*Server, error) {
 	s.replID = randomHex(20)
 	s.nodeID = randomHex(20)
 	s.own = o.Ownership
+	s.gate.wait = time.Second
+	s.saves.init(s.start)
+	if o.AOF != nil {
+		if o.Dir == "" {
+			s.opts.Dir = o.AOF.Dir
+		}
+		if err := s.loadAOF(o.AOF); err != nil {
+			return nil, err
+		}
+	} else if o.Dir != "" {
+		s.ks.Lock()
+		_, err := s.loadStandalone()
+		s.ks.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.Migration != nil {
+		if o.Migration.Cluster == nil {
+			return nil, errors.New("node: Migration needs a Cluster")
+		}
+		s.mig = newMigrator(s, *o.Migration)
+		s.gate.wait = s.mig.o.FenceWait
+	}
 	return s, nil
 }
 
@@ -112,14 +146,51 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.sampleRates()
 	}()
 	if s.own != nil {
+		// Before the first connection (a migration's install among them).
+		s.reconcileSlots(true)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.followOwnership()
 		}()
 	}
+	if s.aof != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.autoRewrite()
+		}()
+	}
+	if s.mig != nil {
+		// A migration interrupted at its commit fences its slots before
+		// the first client is served.
+		if err := s.mig.recover(); err != nil {
+			s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
+			s.wg.Wait()
+			return err
+		}
+		s.wg.Add(2)
+		go func() {
+			defer s.wg.Done()
+			s.mig.runSource()
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.mig.runPlanner()
+		}()
+	}
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
+	if err := netserve.AcceptLoop(ln, s.isClosed, s.accept); err != nil {
+		return err
+	}
+	// Closed: wait for the clients and background goroutines (a
+	// migration finishing its step among them) and for the log to be
+	// flushed and closed, so that the caller's cleanup runs after the
+	// node has really stopped.
+	if err := s.Close(); err != nil {
+		s.log.Error("closing the append-only log", "err", err)
+	}
+	return nil
 }
 
 // Addr is the listening address, once Serve has started.
@@ -132,6 +203,9 @@ func (s *Server) isClosed() bool { return s.clients.Closed() }
 func (s *Server) Close() error {
 	s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
 	s.wg.Wait()
+	if s.aof != nil {
+		return s.aof.Close() // flushed and fsynced; later calls return the same
+	}
 	return nil
 }
 
@@ -156,7 +230,12 @@ func (s *Server) accept(nc net.Conn) {
 	}()
 }
 
-func (s *Server) removeClient(c *client) { s.clients.Remove(c.id) }
+func (s *Server) removeClient(c *client) {
+	s.clients.Remove(c.id)
+	if s.mig != nil {
+		s.mig.clientGone(c.id)
+	}
+}
 
 // activeExpiry removes expired keys in the background, as Redis's active
 // expire cycle does, so that memory is reclaimed for keys nobody reads.

@@ -15,11 +15,15 @@ import (
 const stallLimit = 5 * time.Millisecond
 
 // getP99UnderLoad times get once a millisecond in windows of one second
-// and returns the p99 of each window, stopping at the first under
-// stallLimit (at most three windows). A stall (a lock held for a whole
-// heavy command) shows in every window; CPU contention on a busy 2-core
-// machine in one now and then, so callers fail only if every window is
-// over the limit.
+// and returns the p99 of each window, stopping at the first window that
+// shows no stall (at most three windows). A window shows no stall when
+// its p99 is under stallLimit, or when the sampler itself was starved of
+// CPU (fewer than half the ~500 samples a second it takes on an idle
+// machine: other test packages share the 2 cores) while the median GET
+// stayed under a fifth of the limit: a lock held for whole heavy
+// commands slows the median too, contention only the tail. A stall shows
+// in every window, so callers fail only if no window is clear; a window
+// that is clear only by the contention rule is reported as such.
 func getP99UnderLoad(t *testing.T, what string, get func()) []time.Duration {
 	t.Helper()
 	var p99s []time.Duration
@@ -33,9 +37,13 @@ func getP99UnderLoad(t *testing.T, what string, get func()) []time.Duration {
 			time.Sleep(time.Millisecond)
 		}
 		slices.Sort(lat)
-		p99 := lat[len(lat)*99/100]
+		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
 		t.Logf("GET on another key while %s: %d samples, p50 %v, p99 %v, max %v",
-			what, len(lat), lat[len(lat)/2], p99, lat[len(lat)-1])
+			what, len(lat), p50, p99, lat[len(lat)-1])
+		if p99 >= stallLimit && len(lat) < 250 && p50 < stallLimit/5 {
+			t.Logf("the sampler was starved of CPU (%d samples) and the median is fast: contention, not a stall", len(lat))
+			p99 = 0
+		}
 		p99s = append(p99s, p99)
 		if p99 < stallLimit {
 			break

@@ -948,6 +948,82 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "bgrewriteaof", Arity: 1,
+		Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Asynchronously rewrite the append-only file",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(1)",
+		},
+	},
+	{
+		Name: "bgsave", Arity: -1,
+		Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Asynchronously save the dataset to disk",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(1)",
+			History: [][2]string{
+				{"3.2.2", "Added the `SCHEDULE` option."},
+			},
+			Args: []Arg{
+				{Name: "schedule", Type: "pure-token", Token: "SCHEDULE", Since: "3.2.2", Flags: []string{"optional"}, KeySpecIndex: -1},
+			},
+		},
+	},
+	{
+		Name: "save", Arity: 1,
+		Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Synchronously save the dataset to disk",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(N) where N is the total number of keys in all databases",
+		},
+	},
+	{
+		Name: "lastsave", Arity: 1,
+		Flags: FlagLoading | FlagStale | FlagFast,
+		ACL:   ACLAdmin | ACLFast | ACLDangerous,
+		Tips:  []string{"nondeterministic_output"},
+		Doc: &Doc{
+			Summary:    "Get the UNIX time stamp of the last successful save to disk",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(1)",
+		},
+	},
+	{
+		Name: "shutdown", Arity: -1,
+		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Synchronously save the dataset to disk and then shut down the server",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+			History: [][2]string{
+				{"7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers."},
+			},
+			Args: []Arg{
+				{Name: "nosave_save", Type: "oneof", Flags: []string{"optional"}, KeySpecIndex: -1,
+					Args: []Arg{
+						{Name: "nosave", Type: "pure-token", Token: "NOSAVE", KeySpecIndex: -1},
+						{Name: "save", Type: "pure-token", Token: "SAVE", KeySpecIndex: -1},
+					},
+				},
+				{Name: "now", Type: "pure-token", Token: "NOW", Since: "7.0.0", Flags: []string{"optional"}, KeySpecIndex: -1},
+				{Name: "force", Type: "pure-token", Token: "FORCE", Since: "7.0.0", Flags: []string{"optional"}, KeySpecIndex: -1},
+				{Name: "abort", Type: "pure-token", Token: "ABORT", Since: "7.0.0", Flags: []string{"optional"}, KeySpecIndex: -1},
+			},
+		},
+	},
+	{
 		Name: "del", Arity: -2,
 		Flags:    FlagWrite,
 		FirstKey: 1, LastKey: -1, Step: 1,

@@ -36,9 +36,23 @@ const (
 	ErrNoAuth          = "NOAUTH Authentication required."
 	ErrWrongPass       = "WRONGPASS invalid username-password pair or user is disabled."
 	ErrAuthNoPassword  = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-	ErrSelectCluster   = "ERR SELECT is not allowed in cluster mode"
-	ErrMoveCluster     = "ERR MOVE is not allowed in cluster mode"
-	ErrSwapDBCluster   = "ERR SWAPDB is not allowed in cluster mode"
+	// Persistence: BGREWRITEAOF, BGSAVE, SAVE, SHUTDOWN.
+	ErrRewriteInProgress = "ERR Background append only file rewriting already in progress"
+	ErrRewriteFailed     = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+	ErrSaveInProgress    = "ERR Background save already in progress"
+	ErrBgsaveBusy        = "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+	ErrSaveFailed        = "ERR" // Redis's shared.err: a bare "-ERR" (the reason is in the log)
+	ErrNoShutdown        = "ERR No shutdown in progress."
+	ErrShutdownFailed    = "ERR Errors trying to SHUTDOWN. Check logs."
+	// ErrNoDataDir (node) refuses SAVE/BGSAVE on a node started without
+	// --dir: it has nowhere to keep a snapshot.
+	ErrNoDataDir = "ERR this node keeps no data on disk (started without --dir)"
+	// ErrProxyShutdown (proxy): SHUTDOWN is sent to a node, never through
+	// the proxy, which would otherwise have to stop every node at once.
+	ErrProxyShutdown = "ERR SHUTDOWN is not served by the shardgate proxy: send it to a node (or stop the proxy with SIGTERM)"
+	ErrSelectCluster = "ERR SELECT is not allowed in cluster mode"
+	ErrMoveCluster   = "ERR MOVE is not allowed in cluster mode"
+	ErrSwapDBCluster = "ERR SWAPDB is not allowed in cluster mode"
 	// ErrDebugDisabled is the reply to DEBUG while enable-debug-command is
 	// "no" (Redis's default, and always so in shardgate).
 	ErrDebugDisabled   = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
@@ -199,3 +213,9 @@ const (
 // Redis Cluster's redirection of a command for a slot another node serves
 // (node/ownership.go): slot, then the owner's host:port.
 const ErrMoved = "MOVED %d %s"
+
+// ErrTryAgain is Redis Cluster's answer to a multi-key command during a
+// slot's migration; a shardgate node gives it to any command for a slot
+// whose migration fence outlasted the node's wait (node/migrate.go), and
+// the proxy retries it with backoff.
+const ErrTryAgain = "TRYAGAIN Multiple keys request during rehashing of slot"

@@ -1,0 +1,106 @@
+package node
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Slot gates: what a migration changes in the path of every command.
+//
+// While a slot is being copied to another node, the source records the
+// keys that write commands touch in it (tracking), so that it can send
+// them again. At the end it fences the slot: commands for it wait until
+// the migration commits (they then get MOVED) or aborts (they run here);
+// a command still waiting after fenceWait gets -TRYAGAIN, which the proxy
+// and cluster clients retry.
+//
+// Both states change only under the slot's shard lock (with the keyspace
+// held shared), and commands read them under the same lock, so a command
+// either ran before the migration looked at the slot or sees its state.
+// The dispatcher also waits for a fence before taking any lock, so that
+// commands queue on the fence rather than on the shard mutex; the check
+// under the lock catches the few that passed the first check just before
+// the fence went up, and answers them TRYAGAIN.
+
+// slotTrack is the tracking state of one slot being copied.
+type slotTrack struct {
+	dirty map[string]struct{} // keys written since they were last sent
+	reset bool                // the slot was emptied (FLUSHALL): resend it whole
+}
+
+// fence is a raised fence: done closes when it comes down.
+type fence struct{ done chan struct{} }
+
+// gates is the per-slot migration state of a Server.
+type gates struct {
+	tracks [slots.Count]*slotTrack            // under the slot's shard lock
+	fences [slots.Count]atomic.Pointer[fence] // set under the shard lock, read anywhere
+	wait   time.Duration                      // how long a command waits for a fence
+}
+
+// awaitFence waits, before any lock is taken, for a fence on slot to come
+// down; false when it is still up after the wait bound.
+func (g *gates) awaitFence(slot int) bool {
+	f := g.fences[slot].Load()
+	if f == nil {
+		return true
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	for f != nil {
+		select {
+		case <-f.done:
+		case <-t.C:
+			return false
+		}
+		f = g.fences[slot].Load()
+	}
+	return true
+}
+
+// fenced reports whether slot is fenced; the caller holds its shard.
+func (g *gates) fenced(slot uint16) bool { return g.fences[slot].Load() != nil }
+
+// markKeys records the keys of a write command that is about to run in
+// slot; the caller holds the slot's shard (or the keyspace exclusively).
+func (s *Server) markKeys(slot int, cmd *slots.Command, args [][]byte) {
+	if slot < 0 {
+		if cmd.Has(slots.FlagWrite) && !cmd.HasKeys() {
+			s.markAllReset() // FLUSHALL and the like: every tracked slot may be emptied
+		}
+		return
+	}
+	t := s.gate.tracks[slot]
+	if t == nil || !cmd.Has(slots.FlagWrite) {
+		return
+	}
+	var buf [8]int
+	for _, i := range cmd.RouteKeyIndexes(args, buf[:0]) {
+		t.dirty[string(args[i])] = struct{}{}
+	}
+}
+
+// markKey records one key written in slot outside a command's own run (a
+// blocked client served by a push); the caller holds the slot's shard.
+func (s *Server) markKey(slot uint16, key []byte) {
+	if t := s.gate.tracks[slot]; t != nil {
+		t.dirty[string(key)] = struct{}{}
+	}
+}
+
+// markAllReset flags every tracked slot as emptied; the caller holds the
+// keyspace exclusively.
+func (s *Server) markAllReset() {
+	for _, t := range s.gate.tracks {
+		if t != nil {
+			t.reset = true
+		}
+	}
+}
+
+// fenceRefusal is the reply of a command that reached a fenced slot under
+// its lock.
+const fenceRefusal = resp.ErrTryAgain
