@@ -77,29 +77,81 @@ func blocksOnNode(cmd *slots.Command, args [][]byte) bool {
 // blockTimeout is the command's own timeout; 0 means none (forever, or a
 // timeout the node will refuse).
 func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
-	var arg []byte
-	unit := float64(time.Second)
-	switch cmd.FullName {
-	case "blmpop", "bzmpop":
-		arg = args[1]
-	case "xread", "xreadgroup":
-		i, _ := xreadBlock(cmd, args)
-		arg, unit = args[i], float64(time.Millisecond)
-	default:
-		arg = args[len(args)-1]
-	}
-	f, err := strconv.ParseFloat(string(arg), 64)
-	if err != nil || f <= 0 || f > float64(1<<62)/unit {
+	i, unit := timeoutArg(cmd, args)
+	f, err := strconv.ParseFloat(string(args[i]), 64)
+	if err != nil || f <= 0 || f > float64(1<<62)/float64(unit) {
 		return 0
 	}
-	return time.Duration(f * unit)
+	return time.Duration(f * float64(unit))
+}
+
+// timeoutArg returns the index of a blocking command's timeout argument
+// and its unit: BLMPOP's and BZMPOP's first, XREAD's and XREADGROUP's
+// (last) BLOCK milliseconds, the others' last, in seconds.
+func timeoutArg(cmd *slots.Command, args [][]byte) (int, time.Duration) {
+	switch cmd.FullName {
+	case "blmpop", "bzmpop":
+		return 1, time.Second
+	case "xread", "xreadgroup":
+		i, _ := xreadBlock(cmd, args)
+		return i, time.Millisecond
+	}
+	return len(args) - 1, time.Second
+}
+
+// plainTimeout reports whether a timeout argument is one the proxy may
+// rewrite: seconds as digits with at most one dot, milliseconds as
+// digits without a leading zero. Anything else (signs, exponents, inf, a
+// fraction of a millisecond) may be refused or read differently by the
+// node, and is passed on as the client wrote it.
+func plainTimeout(b []byte, unit time.Duration) bool {
+	if unit == time.Millisecond {
+		if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
+			return false
+		}
+		for _, ch := range b {
+			if ch < '0' || ch > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	dots := 0
+	for _, ch := range b {
+		switch {
+		case ch == '.':
+			dots++
+		case ch < '0' || ch > '9':
+			return false
+		}
+	}
+	return len(b) > 0 && dots <= 1
+}
+
+// formatTimeout writes a remaining timeout (positive) in unit, rounded up
+// to the millisecond the node counts in, so that it never reads as 0
+// (forever).
+func formatTimeout(left, unit time.Duration) []byte {
+	ms := (left + time.Millisecond - 1) / time.Millisecond
+	if unit == time.Millisecond {
+		return strconv.AppendInt(nil, int64(ms), 10)
+	}
+	return fmt.Appendf(nil, "%d.%03d", ms/1000, ms%1000)
 }
 
 // blockingCall runs a blocking command on a dedicated connection to node
-// n, after the batch so far has been answered, and adds its reply. A node
-// that redirects it (the slot moved, before or while the command blocked:
-// nothing ran) has it sent again to the new owner, at most maxRedirects
-// times (moved.go).
+// n, after the batch so far has been answered, and adds its reply.
+//
+// A node that redirects it (nothing ran) has it sent again: to the new
+// owner after MOVED (the slot moved before or while the command blocked),
+// to the same node after TRYAGAIN and a backoff. A finite timeout goes
+// with what is left of it, so that the client waits no longer than it
+// asked in all; when nothing is left the reply is the timeout's null
+// array, as from Redis. Redirections are bounded as in moved.go, by
+// Options.RedirectTimeout and maxRedirects hops, counted from the first
+// redirection; an attempt that stayed on its node for RedirectTimeout or
+// longer was blocked, not bounced, and the redirections after it count
+// afresh (a BLPOP 0 may outlive any number of migrations).
 func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	if c.tryWithoutBlocking(n, cmd, args) {
 		return
@@ -113,26 +165,42 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	// Copied: the watcher reads into the buffer args point to, and a
 	// redirected command is sent again.
 	args = cloneArgs(args)
-	for hop := 0; ; hop++ {
+	// The node starts the command's timeout when it gets it: now.
+	start := time.Now()
+	var end time.Time // zero: no timeout
+	ti, unit := timeoutArg(cmd, args)
+	if d := blockTimeout(cmd, args); d > 0 {
+		end = start.Add(d)
+		if ti == 0 || !plainTimeout(args[ti], unit) {
+			ti = 0 // not rewritten
+		}
+	}
+	rs := blockRedirects{end: end}
+	for {
 		if n < 0 {
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
+		sent := time.Now()
 		reply, quit, cut, ok := c.blockOn(n, cmd, args)
 		if !ok {
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
-		if hop < maxRedirects && !quit && !c.closing && isRedirect(reply) {
-			switch rd := parseRedirect(reply); rd.kind {
-			case redirectMoved:
-				n = c.srv.route.noteMoved(rd.slot, rd.addr)
-				continue
-			case redirectTryAgain:
-				c.srv.route.redirects.tryAgain.Add(1)
-				time.Sleep(tryAgainBackoff << hop)
-				continue
+		if !quit && !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
+			if !end.IsZero() {
+				left := time.Until(end)
+				if left <= 0 {
+					mark := len(c.local.B)
+					c.local.NullArray()
+					c.addLocal(mark)
+					return
+				}
+				if ti > 0 {
+					args[ti] = formatTimeout(left, unit)
+				}
 			}
+			continue
 		}
 		mark := len(c.local.B)
 		if quit && cut && len(reply) > 0 && reply[0] == '-' {
@@ -146,6 +214,52 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		c.addLocal(mark)
 		return
 	}
+}
+
+// blockRedirects is a blocking command's following of redirections.
+type blockRedirects struct {
+	budget redirectBudget
+	hops   int       // MOVED hops since the budget started
+	end    time.Time // the command's timeout; zero: none
+}
+
+// redirectBlocking follows a blocking command's MOVED or TRYAGAIN reply
+// to the attempt sent at sent, within the budget and hops: it sets *n to
+// the node to send it to next, after a backoff if one is due (never past
+// the command's timeout), and reports whether to send it again.
+func (c *client) redirectBlocking(rs *blockRedirects, n *int, reply []byte, sent time.Time) bool {
+	if !isRedirect(reply) {
+		return false
+	}
+	rd := parseRedirect(reply)
+	if rd.kind != redirectMoved && rd.kind != redirectTryAgain {
+		return false
+	}
+	rt := c.srv.route
+	if !rs.budget.started() || time.Since(sent) >= c.srv.opts.RedirectTimeout {
+		rs.budget.start(c.srv.opts.RedirectTimeout)
+		rs.hops = 0
+	}
+	spent := rs.budget.spent()
+	if rd.kind == redirectTryAgain {
+		if spent {
+			rt.redirects.exhausted.Add(1)
+			return false
+		}
+		rt.redirects.tryAgain.Add(1)
+		rs.budget.backoff(rs.end)
+		return true
+	}
+	if rs.hops >= maxRedirects || spent && rs.hops >= freeHops {
+		rt.redirects.exhausted.Add(1)
+		return false
+	}
+	rs.hops++
+	*n = rt.noteMoved(rd.slot, rd.addr)
+	if rs.hops > freeHops {
+		rs.budget.backoff(rs.end)
+	}
+	return true
 }
 
 // cloneArgs copies a command's arguments out of the client's read buffer.
@@ -483,23 +597,12 @@ func nodeFailure(msg []byte) bool {
 // nonBlockingForm returns the command that answers like the blocking one
 // when it has an element, or nil; pair reports a BLPOP/BRPOP reply shape.
 func nonBlockingForm(cmd *slots.Command, args [][]byte) (fast [][]byte, pair bool) {
-	plainTimeout := func(b []byte) bool {
-		// Digits with at most one dot: anything else (signs, exponents,
-		// inf) may be refused or read differently by the node.
-		dots := 0
-		for _, ch := range b {
-			switch {
-			case ch == '.':
-				dots++
-			case ch < '0' || ch > '9':
-				return false
-			}
-		}
-		return len(b) > 0 && dots <= 1
-	}
+	// A timeout the node may refuse or read differently goes the
+	// blocking way, which gives the exact reply.
+	plainSeconds := func(b []byte) bool { return plainTimeout(b, time.Second) }
 	switch cmd.FullName {
 	case "blpop", "brpop":
-		if len(args) < 3 || !plainTimeout(args[len(args)-1]) {
+		if len(args) < 3 || !plainSeconds(args[len(args)-1]) {
 			return nil, false
 		}
 		keys := args[1 : len(args)-1]
@@ -511,17 +614,17 @@ func nonBlockingForm(cmd *slots.Command, args [][]byte) (fast [][]byte, pair boo
 		}
 		return append(fast, []byte(dir)), true
 	case "brpoplpush":
-		if len(args) != 4 || !plainTimeout(args[3]) {
+		if len(args) != 4 || !plainSeconds(args[3]) {
 			return nil, false
 		}
 		return [][]byte{[]byte("RPOPLPUSH"), args[1], args[2]}, false
 	case "blmove":
-		if len(args) != 6 || !plainTimeout(args[5]) {
+		if len(args) != 6 || !plainSeconds(args[5]) {
 			return nil, false
 		}
 		return [][]byte{[]byte("LMOVE"), args[1], args[2], args[3], args[4]}, false
 	case "blmpop":
-		if len(args) < 5 || !plainTimeout(args[1]) {
+		if len(args) < 5 || !plainSeconds(args[1]) {
 			return nil, false
 		}
 		fast = append(fast, []byte("LMPOP"))

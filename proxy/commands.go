@@ -33,10 +33,15 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"readonly":        cmdReadMode,
 		"readwrite":       cmdReadMode,
 		"asking":          cmdAsking,
+		"shutdown":        cmdShutdown,
 	}
 	registerClientCmds(h)
 	return h
 }
+
+// cmdShutdown refuses SHUTDOWN: through the proxy it could only mean
+// stopping every node at once.
+func cmdShutdown(c *client, args [][]byte) { c.local.Error(resp.ErrProxyShutdown) }
 
 func cmdPing(c *client, args [][]byte) { conncmd.Ping(&c.local, args) }
 

@@ -42,7 +42,8 @@
 // slots answered with CLUSTERDOWN at once and its blocked clients woken,
 // and it is served again when it returns (dynamic.go). Either way the
 // nodes are the authority: a node's MOVED, ASK or TRYAGAIN is followed
-// transparently, a bounded number of hops, and MOVED updates the proxy's
+// transparently, within a time budget (Options.RedirectTimeout) and a
+// bounded number of hops, and MOVED updates the proxy's
 // cached owner of the slot (moved.go). When several proxies are live,
 // each presents the slots spread over all of them in its CLUSTER replies,
 // so cluster-aware clients spread over the proxies (clusterview.go).

@@ -89,7 +89,7 @@ type redirectStats struct {
 	moved    atomic.Int64
 	ask      atomic.Int64
 	tryAgain atomic.Int64
-	// exhausted counts commands whose redirections ran out of hops (the
+	// exhausted counts commands whose redirections ran out of hops or of time (the
 	// client got the node's last reply).
 	exhausted atomic.Int64
 }

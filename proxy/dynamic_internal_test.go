@@ -159,3 +159,37 @@ func TestParseRedirect(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimByUnknownMember: a slot claimed by a member the view has no
+// address for (a node that just joined: its claims can arrive before its
+// announcement) stays routed to its previous owner, which answers MOVED,
+// instead of answering CLUSTERDOWN; once the member is known, the slot
+// goes to it; a known member that is dead still gets CLUSTERDOWN.
+func TestClaimByUnknownMember(t *testing.T) {
+	r := newTestRouting(t)
+	owners := map[uint16]cluster.SlotOwner{0: {Owner: "1", Epoch: 1}, 1: {Owner: "2", Epoch: 1}}
+	r.applyTable(tableFromView(testView(owners)))
+	a := r.byAddr["a:1"]
+
+	owners[0] = cluster.SlotOwner{Owner: "4", Epoch: 2}
+	v := testView(owners)
+	v.Members = append(v.Members, cluster.Member{ID: "4", Role: cluster.RoleNode, State: cluster.StateDead}) // known only by its claim
+	r.applyTable(tableFromView(v))
+	if got := r.ownerOf(0); got != a {
+		t.Fatalf("slot 0 claimed by an unknown member routes to %d, want its previous owner %d", got, a)
+	}
+
+	v = testView(owners)
+	v.Members = append(v.Members, cluster.Member{ID: "4", Role: cluster.RoleNode, Addr: "d:1", State: cluster.StateAlive})
+	r.applyTable(tableFromView(v))
+	if got := r.ownerAddr(0); got != "d:1" {
+		t.Fatalf("slot 0 routes to %q once its owner is known, want d:1", got)
+	}
+
+	v = testView(owners)
+	v.Members = append(v.Members, cluster.Member{ID: "4", Role: cluster.RoleNode, Addr: "d:1", State: cluster.StateDead})
+	r.applyTable(tableFromView(v))
+	if d := r.byAddr["d:1"]; r.pool(d).getState() != poolDead {
+		t.Fatalf("the dead owner's pool is %v, want dead (CLUSTERDOWN)", r.pool(d).getState())
+	}
+}

@@ -130,6 +130,14 @@ func (r *routing) applyTable(t *clusterTable) {
 		n := int32(noOwner)
 		if c.member >= 0 && int(c.member) < len(memberPool) {
 			n = memberPool[c.member]
+			if n == noOwner && t.members[c.member].addr == "" {
+				// A claim by a member whose address has not reached us
+				// yet (a node that just joined: its claims can outrun its
+				// own announcement). Keep sending to the slot's previous
+				// owner, which answers MOVED with the address: a hop,
+				// not a CLUSTERDOWN.
+				n = r.owner[s].Load()
+			}
 		}
 		if h, ok := r.moved[uint16(s)]; ok {
 			if c.epoch <= h.epoch {

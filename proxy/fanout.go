@@ -19,6 +19,10 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"flushdb":          cmdAllOK,
 		"config|set":       cmdAllOK,
 		"config|resetstat": cmdAllOK,
+		"bgrewriteaof":     cmdAllOK,
+		"bgsave":           cmdAllOK,
+		"save":             cmdAllOK,
+		"lastsave":         cmdMinInt,
 		"keys":             cmdKeys,
 		"randomkey":        cmdRandomKey,
 		"scan":             cmdScan,
@@ -79,8 +83,25 @@ func cmdSumInts(c *client, args [][]byte) {
 	})
 }
 
-// cmdAllOK: FLUSHALL, FLUSHDB and CONFIG SET apply to every node; the
-// reply is the first node's unless one failed.
+// cmdMinInt: LASTSAVE through the proxy is the oldest of the nodes' last
+// saves, so that "saved since T" holds for the whole keyspace.
+func cmdMinInt(c *client, args [][]byte) {
+	reqs := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := firstError(reqs); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		least := decodeReply(reqs[0].reply).Int
+		for _, r := range reqs[1:] {
+			least = min(least, decodeReply(r.reply).Int)
+		}
+		c.w.Int(least)
+	})
+}
+
+// cmdAllOK: FLUSHALL, FLUSHDB, CONFIG SET, BGREWRITEAOF, BGSAVE and SAVE
+// apply to every node; the reply is the first node's unless one failed.
 func cmdAllOK(c *client, args [][]byte) {
 	reqs := c.toAll(args)
 	c.addMerge(func(c *client) {

@@ -323,7 +323,12 @@ func Test512MBValue(t *testing.T) {
 	if raceEnabled {
 		t.Skip("copies 512 MB several times and peaks near 4 GB; too slow and big under the race detector (runs in the normal go test)")
 	}
-	cl := proxytest.Start(t, 2, proxy.Options{})
+	// Between the last byte of the SET and its +OK, and again before the
+	// GET's reply, nothing moves while the node copies 512 MB: on a slow
+	// shared machine that took longer than the 5 s the proxy's watchdog
+	// allows a silent node (it then cut the connection as dead, which is
+	// its job, not what this test is about).
+	cl := proxytest.Start(t, 2, proxy.Options{NodeTimeout: time.Minute})
 	const size = resp.MaxBulkLen
 	// Keep the heap near what is live: the proxy and the node each hold
 	// the value once or twice.

@@ -40,7 +40,7 @@ import (
 // parent's name. node is the node's address: the series follow the nodes
 // the proxy knows, including those it met through the cluster view or a
 // MOVED reply. kind is moved, ask or tryagain (redirections followed) or
-// exhausted (commands that ran out of hops).
+// exhausted (commands that ran out of hops or of time).
 //
 // Command latency is measured per command, from when the proxy starts on
 // the batch the command was read in (one clock read per batch: the
@@ -231,7 +231,7 @@ func newMetrics(s *Server) (*metrics, error) {
 	m.nodeConns = prometheus.NewDesc("shardgate_proxy_node_connections",
 		"Open connections to a node.", []string{"node"}, nil)
 	m.redirects = prometheus.NewDesc("shardgate_proxy_redirects_total",
-		"Node redirections the proxy followed, by kind (moved, ask, tryagain), and commands whose redirections ran out of hops (exhausted).", []string{"kind"}, nil)
+		"Node redirections the proxy followed, by kind (moved, ask, tryagain), and commands whose redirections ran out of hops or of the redirect timeout (exhausted).", []string{"kind"}, nil)
 	m.members = prometheus.NewDesc("shardgate_proxy_cluster_members",
 		"Cluster members in the proxy's view, by role and state (cluster mode only).", []string{"role", "state"}, nil)
 	m.epoch = prometheus.NewDesc("shardgate_proxy_cluster_epoch",

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,8 +27,24 @@ import (
 // A batch's commands are resent in their original order, each to its new
 // node, and the batch waits until every reply is final, so the client's
 // replies stay in its order and commands for one slot reach its new owner
-// in the order the client sent them. At most maxRedirects rounds are made;
-// what is still a redirection then goes to the client as the node said it.
+// in the order the client sent them: a command answered MOVED waits while
+// an earlier command from its node is being retried after TRYAGAIN.
+//
+// Following is bounded in time, not only in hops, because a slot
+// migration's fence holds the slot's commands (typically milliseconds, at
+// worst about a second) and then answers MOVED, or TRYAGAIN when the fence
+// outlasted the node's wait. From the batch's first redirection on, the
+// proxy follows for at most Options.RedirectTimeout: TRYAGAIN rounds wait
+// a backoff that starts at tryAgainBackoff and doubles up to maxBackoff,
+// the last resend being made when the budget ends; a command follows at
+// most maxRedirects MOVED or ASK hops, and from its third hop on (nodes
+// that disagree about the slot, which gossip settles in time, not in
+// hops) those rounds wait the backoff too. Once the budget is spent only
+// a command's free hops are still followed (the fence's MOVED may answer
+// the last resend). What is still a redirection when the budget or the
+// hops run out goes to the client as the node said it. A multi-key
+// command (one hash tag) is one unit: it runs whole on one node or is
+// redirected whole, never split across a migration.
 //
 // A MULTI ... EXEC block sent whole on a shared connection is resent whole
 // when the node refused it for a moved slot (a queued command or EXEC
@@ -37,12 +54,54 @@ import (
 // answers EXEC with a null reply, as if a watched key had changed, which
 // makes a client retry it against the new owner (multi.go).
 
-// maxRedirects bounds the rounds of redirections followed for a batch.
-const maxRedirects = 5
+// maxRedirects bounds the MOVED and ASK hops followed for one command
+// (WATCH's too, multi.go): generous, since one migration costs one hop and
+// a stale proxy view one more, but finite, so that two nodes that send a
+// command to each other cannot keep it for the whole budget.
+const maxRedirects = 16
 
-// tryAgainBackoff is the wait before the first resend after TRYAGAIN; it
-// doubles each round.
-const tryAgainBackoff = 10 * time.Millisecond
+// freeHops is the number of MOVED or ASK hops of one command followed at
+// once; later hops wait the backoff.
+const freeHops = 2
+
+// tryAgainBackoff is the wait before the first resend after TRYAGAIN (or a
+// hop past freeHops); it doubles each waiting round up to maxBackoff.
+const (
+	tryAgainBackoff = 5 * time.Millisecond
+	maxBackoff      = 200 * time.Millisecond
+)
+
+// redirectBudget is the time left to follow redirections and the next
+// backoff. The zero value has not started.
+type redirectBudget struct {
+	deadline time.Time
+	wait     time.Duration
+}
+
+// start starts the budget d from now.
+func (b *redirectBudget) start(d time.Duration) {
+	b.deadline = time.Now().Add(d)
+	b.wait = tryAgainBackoff
+}
+
+func (b *redirectBudget) started() bool { return !b.deadline.IsZero() }
+
+// spent reports whether the budget has run out.
+func (b *redirectBudget) spent() bool { return !time.Now().Before(b.deadline) }
+
+// backoff sleeps before a resend: the current wait, but never past the
+// budget's end (the last resend is made then) nor past limit (when not
+// zero). The next wait doubles, up to maxBackoff.
+func (b *redirectBudget) backoff(limit time.Time) {
+	end := b.deadline
+	if !limit.IsZero() && limit.Before(end) {
+		end = limit
+	}
+	if d := min(b.wait, time.Until(end)); d > 0 {
+		time.Sleep(d)
+	}
+	b.wait = min(2*b.wait, maxBackoff)
+}
 
 // redirectKind is what a node's reply asks of the proxy.
 type redirectKind uint8
@@ -136,11 +195,19 @@ func unitRedirect(reqs []*request) redirect {
 }
 
 // followRedirects resends the batch's redirected commands until none is
-// left or maxRedirects rounds are done.
+// left or the budget (or a command's hops) ran out.
 func (c *client) followRedirects() {
 	rt := c.srv.route
+	var budget redirectBudget
+	// MOVED and ASK hops per unit, by the index of its first request;
+	// made at the first such hop.
+	var hops []uint8
+	// Nodes a TRYAGAIN unit is resent to in this round.
+	var busy []int32
 	for round := 0; ; round++ {
-		resent, busy := false, false
+		resent, wait := false, false
+		spent := round > 0 && budget.spent()
+		busy = busy[:0]
 		n := c.nreq // ASKING requests added below are not looked at
 		for i := 0; i < n; {
 			r := c.reqs[i]
@@ -150,24 +217,53 @@ func (c *client) followRedirects() {
 				continue
 			}
 			unit := c.reqs[i : i+u]
+			first := i
 			i += u
 			rd := unitRedirect(unit)
 			if rd.kind == noRedirect {
 				continue
 			}
-			if round == maxRedirects {
-				rt.redirects.exhausted.Add(1)
-				continue
+			if !budget.started() {
+				budget.start(c.srv.opts.RedirectTimeout)
+			}
+			if rd.kind == redirectTryAgain {
+				if spent {
+					rt.redirects.exhausted.Add(1)
+					continue
+				}
+				wait = true
+				busy = append(busy, r.node)
+			} else {
+				if slices.Contains(busy, r.node) {
+					// An earlier command on its node is busy: this one
+					// waits a round, so that it does not reach the new
+					// owner ahead of an earlier command of its slot (a
+					// fence answers TRYAGAIN to the commands that
+					// waited longest, MOVED to the next ones).
+					continue
+				}
+				if hops == nil {
+					hops = make([]uint8, n)
+				}
+				// A free hop is followed even when the budget is
+				// spent: the reply to the last TRYAGAIN resend may be
+				// the fence's MOVED, and a hop costs a round trip.
+				h := hops[first]
+				if h >= maxRedirects || spent && h >= freeHops {
+					rt.redirects.exhausted.Add(1)
+					continue
+				}
+				hops[first] = h + 1
+				wait = wait || h+1 > freeHops
 			}
 			c.resend(unit, rd)
 			resent = true
-			busy = busy || rd.kind == redirectTryAgain
 		}
 		if !resent {
 			return
 		}
-		if busy {
-			time.Sleep(tryAgainBackoff << round)
+		if wait {
+			budget.backoff(time.Time{})
 		}
 		c.sendQueued()
 		for i := range c.sends {

@@ -274,9 +274,9 @@ func TestMovedHopsBounded(t *testing.T) {
 	if got[0] != "fine" || got[2] != "fine" || !strings.HasPrefix(got[1], "MOVED ") {
 		t.Errorf("replies %q", got)
 	}
-	// 1 first try + 5 hops, alternating.
-	if sent := na.Load() + nb.Load() - 2; sent != 6 {
-		t.Errorf("GET pingpong sent %d times, want 6", sent)
+	// 1 first try + 16 hops, alternating.
+	if sent := na.Load() + nb.Load() - 2; sent != 17 {
+		t.Errorf("GET pingpong sent %d times, want 17", sent)
 	}
 	if redirects(t, c, "exhausted") != 1 {
 		t.Errorf("exhausted = %d", redirects(t, c, "exhausted"))
@@ -285,7 +285,7 @@ func TestMovedHopsBounded(t *testing.T) {
 
 // TestTryAgainRetried: TRYAGAIN is retried on the same node after a
 // backoff; a node that keeps answering it has the client see it in the
-// end.
+// end (when the redirect budget is spent: migration_redirect_test.go).
 func TestTryAgainRetried(t *testing.T) {
 	node, count := redirector(t, func(n int, args [][]byte) string {
 		if string(args[1]) == "busy" || n <= 2 {
@@ -297,7 +297,7 @@ func TestTryAgainRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, RedirectTimeout: 200 * time.Millisecond})
 	c := dial(t, addr, 2)
 	want(t, "SET after two TRYAGAIN", do(t, c, "SET", "k", "v"), difftest.Simple("OK"))
 	if count.Load() != 3 {
@@ -306,7 +306,8 @@ func TestTryAgainRetried(t *testing.T) {
 	if v := do(t, c, "SET", "busy", "v"); !strings.HasPrefix(v.Text(), "TRYAGAIN") {
 		t.Errorf("always busy: %v", v)
 	}
-	if redirects(t, c, "tryagain") != 2+5 {
-		t.Errorf("tryagain = %d", redirects(t, c, "tryagain"))
+	// Two for k; busy is retried a few times within 200ms.
+	if n := redirects(t, c, "tryagain"); n < 2+2 {
+		t.Errorf("tryagain = %d", n)
 	}
 }

@@ -82,6 +82,15 @@ type Options struct {
 	// RedialBackoff is how long a node that refused a connection is
 	// answered with CLUSTERDOWN before the proxy tries it again.
 	RedialBackoff time.Duration
+	// RedirectTimeout bounds the time a command (or a pipelined batch)
+	// spends following the nodes' redirections, from the first one: a
+	// slot migration's fence holds the slot's commands and answers
+	// TRYAGAIN when it lasts longer than the node's wait, and the proxy
+	// retries with a backoff (5 ms doubling to 200 ms) until this runs
+	// out; then the client gets the node's last reply. Keep it below the
+	// clients' read timeouts. A blocking command's own wait on a node
+	// is not counted as following (blocking.go). Default 5 s.
+	RedirectTimeout time.Duration
 	// SegmentKeys are glob patterns of keys served as segmented bitmaps.
 	SegmentKeys []string
 	// SegmentBits is the number of bits per bitmap segment (a power of
@@ -108,6 +117,7 @@ func DefaultOptions() Options {
 		DialTimeout:       time.Second,
 		NodeTimeout:       5 * time.Second,
 		RedialBackoff:     500 * time.Millisecond,
+		RedirectTimeout:   5 * time.Second,
 		SegmentBits:       1 << 23,
 	}
 }
@@ -145,6 +155,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RedialBackoff == 0 {
 		o.RedialBackoff = d.RedialBackoff
 	}
+	if o.RedirectTimeout == 0 {
+		o.RedirectTimeout = d.RedirectTimeout
+	}
 	if o.SegmentBits == 0 {
 		o.SegmentBits = d.SegmentBits
 	}
@@ -155,7 +168,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("proxy: QueryBufferLimit must be at least 1 MB")
 	case o.ConnsPerNode < 0 || o.ConnsPerNode > 64:
 		return o, errors.New("proxy: ConnsPerNode must be between 1 and 64")
-	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0:
+	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0 || o.RedirectTimeout < 0:
 		return o, errors.New("proxy: timeouts must be positive")
 	case bits.OnesCount64(o.SegmentBits) != 1 || o.SegmentBits < 1<<12 || o.SegmentBits > 1<<32:
 		return o, errors.New("proxy: SegmentBits must be a power of two between 2^12 and 2^32")
