@@ -214,6 +214,11 @@ func infoNodes(c *client, b *infoBuf) {
 func infoCluster(c *client, b *infoBuf) {
 	rt := c.srv.route
 	b.int("cluster_enabled", 1)
+	// applyTable swaps the view and the slots' owners under rt.mu: holding
+	// it here keeps the epoch, the claims and the slots served from one
+	// view, not from either side of an update.
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	t := rt.view.Load()
 	if t == nil {
 		b.str("cluster_mode", "static")
