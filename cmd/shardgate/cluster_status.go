@@ -46,7 +46,9 @@ import (
 const clusterUsage = `Usage: shardgate cluster <command> [flags]
 
 Commands:
-  status  print the members, the slot table and what is inconsistent
+  status     print the members, the slot table and what is inconsistent
+  rebalance  move slots online now so each node owns its weight's share
+  drain      move every slot of a node to the others, before removing it
 
 Run 'shardgate cluster <command> --help' for the flags of a command.
 `
@@ -65,6 +67,10 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch args[0] {
 	case "status":
 		return runClusterStatus(ctx, args[1:], stdout, stderr)
+	case "rebalance":
+		return runClusterRebalance(ctx, args[1:], stdout, stderr)
+	case "drain":
+		return runClusterDrain(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, clusterUsage)
 		return 0

@@ -23,7 +23,7 @@ Commands:
   up      run a local cluster (nodes and a proxy) in one process
   node    serve one Redis-compatible node (owns hash slots)
   proxy   serve one Redis endpoint in front of many nodes
-  cluster show a gossip cluster's members, slot table and problems (cluster status)
+  cluster show a gossip cluster (cluster status), move slots (cluster rebalance, cluster drain)
 
 Run 'shardgate <command> --help' for the flags of a command.
 `

@@ -7,12 +7,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/aof"
 )
 
 // nodeGossipFlags are the node's cluster-mode flags. With --gossip or
@@ -29,17 +33,31 @@ type nodeGossipFlags struct {
 	key             string
 	fast            bool
 	reassignAfter   time.Duration
+
+	// Slot migration (node/migrate.go).
+	weight        uint
+	autoRebalance bool
+	drainOnExit   bool
+	drainTimeout  time.Duration
+	migrateBatch  int
+	fenceWait     time.Duration
 }
 
 func (g *nodeGossipFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.gossip, "gossip", "", "cluster mode: gossip listen address (host:port; port 0 picks a free one); with --join alone, "+defaultGossipAddr+". Without --gossip and --join the node is standalone and serves every slot")
 	fs.StringVar(&g.join, "join", "", "cluster mode: comma-separated gossip addresses (host:port) of members to join, retried until one answers (may include this node's own)")
 	fs.IntVar(&g.bootstrapExpect, "bootstrap-expect", 0, "cluster mode: once this many nodes with no cluster see each other, they divide the 16384 slots among themselves (once per cluster: the cluster id is persisted); 0: never bootstrap, join an existing cluster")
-	fs.StringVar(&g.dir, "dir", "", "cluster mode: directory for the node's id, cluster id and slot table (created if missing), so that a restart resumes them; empty: a new id every start and nothing persisted")
+	fs.StringVar(&g.dir, "dir", "", "directory for the node's append-only log (its data) and, in cluster mode, its id, cluster id and slot table (created if missing), so that a restart resumes them; empty: nothing is kept across restarts")
 	fs.StringVar(&g.key, "gossip-key", "", "cluster mode: key encrypting gossip, 16, 24 or 32 bytes in hex or base64; every member must have the same")
 	fs.BoolVar(&g.fast, "gossip-fast", false, "cluster mode: test timings (a dead member detected in about a second on loopback) instead of memberlist's LAN profile")
 	fs.DurationVar(&g.reassignAfter, "reassign-after", 0, "cluster mode: hand the slots of a node dead this long to live nodes, at a higher epoch (its data for them is lost); 0: never, its slots answer CLUSTERDOWN until it returns")
 	fs.StringVar(&g.advertise, "gossip-advertise", "", "cluster mode: gossip address to advertise when the --gossip one is not reachable by the others (NAT, containers); empty: the --gossip one")
+	fs.UintVar(&g.weight, "weight", 1, "cluster mode: this node's share of the slots relative to the other nodes' weights (a node of weight 2 gets twice the slots of one of weight 1)")
+	fs.BoolVar(&g.autoRebalance, "auto-rebalance", true, "cluster mode: move slots online whenever nodes join or leave so every node holds its weight's share; false: only on 'shardgate cluster rebalance' (draining nodes are emptied either way)")
+	fs.BoolVar(&g.drainOnExit, "drain-on-exit", false, "cluster mode: on SIGTERM/SIGINT, move every slot of this node to the others before exiting (bounded by --drain-timeout)")
+	fs.DurationVar(&g.drainTimeout, "drain-timeout", 5*time.Minute, "cluster mode: how long --drain-on-exit waits for the slots to move before exiting anyway")
+	fs.IntVar(&g.migrateBatch, "migrate-batch", 64, "cluster mode: the most slots one migration moves at once")
+	fs.DurationVar(&g.fenceWait, "fence-wait", time.Second, "cluster mode: how long a command for a slot in the last step of its migration waits before it gets TRYAGAIN")
 	fs.StringVar(&g.announce, "announce", "", "cluster mode: RESP address (host:port) announced to the cluster, in MOVED replies and CLUSTER SLOTS; empty: --addr, with an address of this machine if --addr listens on all interfaces")
 }
 
@@ -49,7 +67,8 @@ func (g *nodeGossipFlags) enabled() bool {
 }
 
 // nodeClusterFlags are the flags that only mean something in cluster mode.
-var nodeClusterFlags = []string{"bootstrap-expect", "dir", "gossip-key", "gossip-fast", "reassign-after", "gossip-advertise", "announce"}
+var nodeClusterFlags = []string{"bootstrap-expect", "gossip-key", "gossip-fast", "reassign-after", "gossip-advertise", "announce",
+	"weight", "auto-rebalance", "drain-on-exit", "drain-timeout", "migrate-batch", "fence-wait"}
 
 // config checks the flags and builds the cluster member's configuration,
 // all but the RESP address to announce (known once the node listens).
@@ -70,6 +89,17 @@ func (g *nodeGossipFlags) config(log *slog.Logger) (cluster.Config, error) {
 	if g.bootstrapExpect < 0 {
 		return cfg, fmt.Errorf("--bootstrap-expect must be 0 (never bootstrap) or positive, got %d", g.bootstrapExpect)
 	}
+	switch {
+	case g.weight < 1 || g.weight > 1<<20:
+		return cfg, fmt.Errorf("--weight must be between 1 and %d, got %d", 1<<20, g.weight)
+	case g.migrateBatch < 1 || g.migrateBatch > cluster.NumSlots:
+		return cfg, fmt.Errorf("--migrate-batch must be between 1 and %d, got %d", cluster.NumSlots, g.migrateBatch)
+	case g.fenceWait <= 0:
+		return cfg, fmt.Errorf("--fence-wait must be a positive duration, got %s", g.fenceWait)
+	case g.drainTimeout <= 0:
+		return cfg, fmt.Errorf("--drain-timeout must be a positive duration, got %s", g.drainTimeout)
+	}
+	cfg.Weight = uint32(g.weight)
 	if g.reassignAfter < 0 {
 		return cfg, fmt.Errorf("--reassign-after must be 0 (never) or a positive duration, got %s", g.reassignAfter)
 	}
@@ -89,6 +119,12 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
+	appendonly := fs.Bool("appendonly", true, "with --dir: log every write to DIR/appendonly.*.aof before replying and replay it at start (Redis's appendonly); false: --dir keeps the cluster state and what SAVE/BGSAVE write to DIR/dump.snap (loaded at start)")
+	appendfsync := fs.String("appendfsync", "everysec", "with --appendonly: when the log reaches the disk: always (before every reply; clients share fsyncs), everysec (at most about a second lost on power loss, nothing on a crash), no (the OS decides)")
+	rewritePercent := fs.Int("auto-aof-rewrite-percentage", 100, "with --appendonly: rewrite (compact) the log in the background once it has grown by this percentage since the last rewrite (0: never automatically; BGREWRITEAOF still works)")
+	var rewriteMin int64 = 64 << 20
+	fs.Var((*byteSize)(&rewriteMin), "auto-aof-rewrite-min-size", "with --appendonly: no automatic rewrite while the log is smaller than this (units: kb, mb, gb)")
+	aofLoadCorrupt := fs.Bool("aof-load-corrupt", false, "start even if the log is corrupt before its end, cutting it at the first bad record (what follows is lost); a torn last record is always cut")
 	procs := fs.Int("procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. Use 1 where a load generator shares a small machine, as Redis runs commands on one thread")
 	gf.register(fs)
 	lf.register(fs)
@@ -111,6 +147,9 @@ Flags:
 		return rc
 	}
 	switch {
+	case *rewritePercent < 0:
+		fmt.Fprintf(stderr, "shardgate node: --auto-aof-rewrite-percentage must be 0 (off) or positive, got %d\n", *rewritePercent)
+		return 2
 	case *procs < 0:
 		fmt.Fprintf(stderr, "shardgate node: --procs must be 0 (one per core) or positive, got %d\n", *procs)
 		return 2
@@ -137,6 +176,46 @@ Flags:
 			fmt.Fprintf(stderr, "shardgate node: %s needs cluster mode (--gossip or --join)\n", strings.Join(set, ", "))
 			return 2
 		}
+	}
+	policy, err := aof.ParsePolicy(*appendfsync)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardgate node: --appendfsync: %v\n", err)
+		return 2
+	}
+	if gf.dir != "" && *appendonly {
+		if err := os.MkdirAll(gf.dir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "shardgate node: --dir: %v\n", err)
+			return 1
+		}
+		percent := *rewritePercent
+		if percent == 0 {
+			percent = -1 // node.AOFOptions: negative is off, zero the default
+		}
+		opts.AOF = &node.AOFOptions{Dir: gf.dir, Policy: policy, CutCorrupt: *aofLoadCorrupt,
+			RewriteMinSize: rewriteMin, RewritePercent: percent}
+	} else {
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "appendfsync", "aof-load-corrupt", "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size":
+				set = append(set, "--"+f.Name)
+				return
+			}
+			if f.Name == "appendonly" && *appendonly {
+				set = append(set, "--"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			fmt.Fprintf(stderr, "shardgate node: %s needs --dir (and --appendonly)\n", strings.Join(set, ", "))
+			return 2
+		}
+	}
+	if gf.dir != "" {
+		if err := os.MkdirAll(gf.dir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "shardgate node: --dir: %v\n", err)
+			return 1
+		}
+		opts.Dir = gf.dir
 	}
 	log, err := lf.logger(stderr)
 	if err != nil {
@@ -181,11 +260,22 @@ Flags:
 		log.Info("node is a cluster member", "id", member.ID(), "gossip", member.GossipAddr(), "announce", cfg.RESPAddr,
 			"bootstrap_expect", cfg.BootstrapExpect, "dir", cfg.Dir)
 		opts.Ownership = node.NewClusterOwnership(member, nil)
+		mo := &node.MigrationOptions{
+			Cluster: member, Dir: gf.dir, AutoRebalance: gf.autoRebalance,
+			BatchSlots: gf.migrateBatch, FenceWait: gf.fenceWait,
+		}
+		if gf.fast {
+			mo.PlanInterval = 250 * time.Millisecond
+		}
+		opts.Migration = mo
+		if gf.drainOnExit {
+			ctx = drainOnExit(ctx, member, gf.drainTimeout, log)
+		}
 	}
 	srv, err := node.New(opts)
 	if err != nil {
-		log.Error("bad options", "err", err)
-		return 2
+		log.Error("node could not start", "err", err) // e.g. a corrupt append-only log
+		return 1
 	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		log.Error("node stopped", "err", err)
@@ -193,4 +283,48 @@ Flags:
 	}
 	log.Info("node shut down")
 	return 0
+}
+
+// drainOnExit returns a context that ends once ctx has ended (the signal)
+// and the node has handed all its slots to the others, or drainTimeout
+// later: until then the node keeps serving, so the migrations can run.
+func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Duration, log *slog.Logger) context.Context {
+	serve, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer stop()
+		select {
+		case <-ctx.Done():
+		case <-serve.Done(): // the node stopped by itself
+			return
+		}
+		// A second signal ends the wait: the operator means it.
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(again)
+		log.Info("draining before exit: moving this node's slots to the others (a second signal exits at once)", "timeout", timeout)
+		if err := member.SetDraining(true); err != nil {
+			log.Warn("draining", "err", err)
+			return
+		}
+		deadline := time.After(timeout)
+		for {
+			ch := member.Changes()
+			v := member.View()
+			n := len(v.Ranges(v.Self))
+			if n == 0 {
+				log.Info("drained: no slots left here")
+				return
+			}
+			select {
+			case <-ch:
+			case <-deadline:
+				log.Warn("drain timed out: exiting with slots still here", "ranges", n)
+				return
+			case <-again:
+				log.Warn("second signal: exiting without finishing the drain", "ranges", n)
+				return
+			}
+		}
+	}()
+	return serve
 }

@@ -17,7 +17,10 @@ func TestNodeFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--bootstrap-expect", "3"}, "--bootstrap-expect needs cluster mode (--gossip or --join)"},
-		{[]string{"--dir", "/tmp/x", "--gossip-key", "k"}, "--dir, --gossip-key needs cluster mode"},
+		{[]string{"--gossip-key", "k"}, "--gossip-key needs cluster mode"},
+		{[]string{"--appendfsync", "sometimes"}, `--appendfsync: `},
+		{[]string{"--appendfsync", "always"}, "--appendfsync needs --dir"},
+		{[]string{"--aof-load-corrupt"}, "--aof-load-corrupt needs --dir"},
 		{[]string{"--reassign-after", "1m"}, "--reassign-after needs cluster mode"},
 		{[]string{"--gossip-fast"}, "--gossip-fast needs cluster mode"},
 		{[]string{"--announce", "10.0.0.1:7001"}, "--announce needs cluster mode"},

@@ -68,6 +68,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
+	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
 	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "after a failed connection, how long a node's slots answer CLUSTERDOWN before it is tried again")
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
 	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment (a power of two)")
@@ -100,8 +101,8 @@ func (p *proxyFlags) finish() error {
 		return fmt.Errorf("--maxclients must be a positive number, got %d", p.opts.MaxClients)
 	case p.opts.ConnsPerNode <= 0 || p.opts.ConnsPerNode > 64:
 		return fmt.Errorf("--conns-per-node must be between 1 and 64, got %d", p.opts.ConnsPerNode)
-	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0:
-		return errors.New("--connect-timeout, --node-timeout and --redial-backoff must be positive durations")
+	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0 || p.opts.RedirectTimeout <= 0:
+		return errors.New("--connect-timeout, --node-timeout, --redial-backoff and --redirect-timeout must be positive durations")
 	}
 	return nil
 }
