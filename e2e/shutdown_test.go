@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"bufio"
+	"net"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestShutdownLeavesCluster: SHUTDOWN sent to a cluster node (with its
+// append-only log) makes it exit 0 having left the gossip cleanly (the
+// others see it "left", not dead), and when it comes back on the same
+// --dir and address it serves what it had acknowledged.
+func TestShutdownLeavesCluster(t *testing.T) {
+	bin := buildShardgate(t)
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	a := startClusterNode(t, bin, dirs[0], "127.0.0.1:0")
+	b := startClusterNode(t, bin, dirs[1], "127.0.0.1:0", a.gossip)
+	startClusterNode(t, bin, dirs[2], "127.0.0.1:0", a.gossip)
+	waitConsistent(t, bin, 3, 0, viaGossip(a.gossip)...)
+
+	// Keys b owns: the ones it stores rather than redirects.
+	nc, err := net.DialTimeout("tcp", b.addr, e2eTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(e2eTimeout))
+	br := bufio.NewReader(nc)
+	var mine []string
+	for i := 0; len(mine) < 20 && i < 2000; i++ {
+		k := "sd:" + strconv.Itoa(i)
+		line := sendLine(t, nc, br, "SET", k, "v"+k)
+		if line == "+OK\r\n" {
+			mine = append(mine, k)
+		}
+	}
+	if len(mine) < 20 {
+		t.Fatalf("node b accepted only %d of 2000 keys", len(mine))
+	}
+	sendRaw(t, nc, "SHUTDOWN")
+	if _, err := br.ReadString('\n'); err == nil {
+		t.Fatal("SHUTDOWN got a reply; the connection should close without one")
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- b.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("node b after SHUTDOWN: %v\n%s", err, b.log)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("node b still running 10 s after SHUTDOWN\n%s", b.log)
+	}
+	bid := b.log.wait(t, regexp.MustCompile(`msg="node is a cluster member" id=(\S+)`))
+	a.log.wait(t, regexp.MustCompile(`msg="cluster: member left".* id=`+bid))
+
+	b2 := startClusterNode(t, bin, dirs[1], b.addr, a.gossip)
+	nc2, err := net.DialTimeout("tcp", b2.addr, e2eTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	br2 := bufio.NewReader(nc2)
+	deadline := time.Now().Add(10 * time.Second)
+	for _, k := range mine {
+		for {
+			nc2.SetDeadline(time.Now().Add(e2eTimeout))
+			line := sendLine(t, nc2, br2, "GET", k)
+			if line == "$"+strconv.Itoa(len("v"+k))+"\r\n" {
+				if v, _ := br2.ReadString('\n'); v != "v"+k+"\r\n" {
+					t.Fatalf("GET %s after the restart = %q", k, v)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET %s after the restart: %q\n%s", k, line, b2.log)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// sendRaw writes one command.
+func sendRaw(t *testing.T, nc net.Conn, args ...string) {
+	t.Helper()
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sendLine writes one command and returns the first line of its reply.
+func sendLine(t *testing.T, nc net.Conn, br *bufio.Reader, args ...string) string {
+	t.Helper()
+	sendRaw(t, nc, args...)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
