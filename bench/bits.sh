@@ -8,7 +8,8 @@
 # Companion of bench/node-vs-redis.sh, which covers the strings commands.
 #
 # Environment: ROUNDS (3), REQUESTS (200000), CLIENTS (50), PIPELINE (16),
-# TESTS (setbit,getbit,bitcount,bitcount512), NODE_PORT, REDIS_PORT.
+# TESTS (setbit,getbit,bitcount,bitcount512), NODE_PORT, REDIS_PORT,
+# NODE_PROCS (--procs of the node, default 0: Go's default threads).
 # redis-server allocates 512 MB for the bitcount512 key while it runs.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ REQUESTS=${REQUESTS:-200000}
 CLIENTS=${CLIENTS:-50}
 PIPELINE=${PIPELINE:-16}
 TESTS=${TESTS:-setbit,getbit,bitcount,bitcount512}
+NODE_PROCS=${NODE_PROCS:-0}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bits.XXXXXX")
@@ -47,7 +49,7 @@ REDIS_PORT=${REDIS_PORT:-$(free_port)}
 
 echo "building shardgate and bench/bits..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/bits" ./bench/bits)
-"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --log-level warn 2>"$work/node.log" &
+"$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --procs "$NODE_PROCS" --log-level warn 2>"$work/node.log" &
 pids+=($!)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$work" --logfile "$work/redis.log" &
