@@ -267,6 +267,7 @@ func TestDiffStringsStats(t *testing.T) {
 		sc("MSET", "{a}1", "1", "{a}2", "2"), sc("INCRBYFLOAT", "f", "1"), sc("SETNX", "n", "1"), sc("SETNX", "n", "1"),
 		sc("SET", "n", "1", "NX"), sc("SET", "n", "1", "XX", "GET"), sc("GET", "l"), sc("INCR", "l"),
 		sc("SET", "p", "v", "PXAT", "1"), sc("GETEX", "n", "PXAT", "1"),
+		sc("LCS", "{a}1", "{a}2"), sc("LCS", "{a}1", "{a}q", "LEN"), sc("LCS", "l", "{l}q"), sc("SUBSTR", "n", "0", "1"),
 	}
 	putListBoth(t, p, "l")
 	for _, c := range cmds {

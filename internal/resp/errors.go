@@ -14,6 +14,10 @@ const (
 	ErrNoSuchKey     = "ERR no such key"
 	ErrStringTooLong = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 	ErrOffsetRange   = "ERR offset is out of range"
+	// LCS (Redis 7.0's lcsCommand).
+	ErrLcsNotStrings = "ERR The specified keys must contain string values"
+	ErrLcsLenAndIdx  = "ERR If you want both the length and indexes, please just use IDX."
+	ErrLcsTooBig     = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
 	ErrInvalidExpire = "ERR invalid expire time in '%s' command"
 	ErrCrossSlot     = "CROSSSLOT Keys in request don't hash to the same slot"
 	// ErrClusterDownSlot is Redis Cluster's reply for a slot nobody

@@ -6,7 +6,8 @@ import "github.com/shardgate/shardgate/internal/resp"
 // 7.0's t_string.c answers them. Shared pieces live here; the commands are
 // split by concern into strings_set.go (SET and its relatives, GETEX,
 // GETDEL, GETSET, MSET), strings_range.go (APPEND, STRLEN, GETRANGE,
-// SETRANGE) and strings_incr.go (INCR family, INCRBYFLOAT).
+// SUBSTR, SETRANGE), strings_incr.go (INCR family, INCRBYFLOAT) and
+// strings_lcs.go (LCS).
 //
 // Conventions every handler keeps, because INFO, WATCH and OBJECT
 // ENCODING observe them:
@@ -35,6 +36,8 @@ func registerStrings(h map[string]Handler) {
 	h["append"] = cmdAppend
 	h["strlen"] = cmdStrlen
 	h["getrange"] = cmdGetrange
+	h["substr"] = cmdGetrange // Redis runs SUBSTR as GETRANGE
+	h["lcs"] = cmdLcs
 	h["setrange"] = cmdSetrange
 	h["incr"] = cmdIncr
 	h["decr"] = cmdDecr
