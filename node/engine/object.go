@@ -95,10 +95,10 @@ type MemoryReporter interface {
 
 // Parts of MEMORY USAGE's estimate, in bytes (64-bit Go runtime).
 const (
-	// memMapSlot is one entry of a shard's map: the string header of the
-	// key (16), the *Entry (8), Swiss-table control byte and load-factor
-	// slack (about 8).
-	memMapSlot = 32
+	// memKeySlot is one slot of a shard's key table (keytable.go): the
+	// key's hash (8), its string header (16) and the *Entry (8). Empty
+	// slots (a table is 1/8 to 3/4 full) are not counted.
+	memKeySlot = 32
 	// memEntry is the Entry struct itself.
 	memEntry = int64(unsafe.Sizeof(Entry{}))
 	// memDefaultSamples is Redis's OBJ_COMPUTE_SIZE_DEF_SAMPLES.
@@ -107,7 +107,7 @@ const (
 
 // cmdMemoryUsage is MEMORY USAGE key [SAMPLES count]. The number is
 // shardgate's own estimate of what the key costs in this process, not
-// Redis's: the map slot, the key's bytes, the Entry, and the value (a
+// Redis's: the key table slot, the key's bytes, the Entry, and the value (a
 // string's buffer capacity, or what the value kind reports), each
 // allocation rounded up to 8 bytes. It is meant for comparing keys and
 // spotting big ones, as Redis's is.
@@ -142,7 +142,7 @@ func cmdMemoryUsage(c *Ctx) {
 
 // entryMemory is MEMORY USAGE's estimate for key holding e.
 func entryMemory(key []byte, e *Entry, samples int64) int64 {
-	n := memMapSlot + alloc8(int64(len(key))) + memEntry + alloc8(int64(cap(e.Str)))
+	n := memKeySlot + alloc8(int64(len(key))) + memEntry + alloc8(int64(cap(e.Str)))
 	if r, ok := e.Val.(MemoryReporter); ok {
 		n += r.MemoryUsage(samples)
 	}
