@@ -13,12 +13,15 @@ import (
 var strCommands = []string{
 	"get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset",
 	"msetnx", "append", "strlen", "getrange", "setrange", "incr", "decr", "incrby", "decrby",
-	"incrbyfloat",
+	"incrbyfloat", "lcs", "substr",
 }
 
 // fuzzMaxOffset keeps SETRANGE from building strings of hundreds of MB
 // (which Redis would, and which a fuzzer would ask for all the time).
 const fuzzMaxOffset = 1 << 16
+
+// fuzzMaxLCSCells bounds the LCS tables the fuzzer builds.
+const fuzzMaxLCSCells = 1 << 22
 
 // FuzzStringArgs feeds random argument vectors to the strings commands,
 // one script per input: lines are commands, tab-separated arguments, the
@@ -63,6 +66,9 @@ func FuzzStringArgs(f *testing.F) {
 				if off, ok := resp.ParseInt(args[2]); ok && off > fuzzMaxOffset {
 					continue
 				}
+			}
+			if name == "lcs" && s.strLen(args[1])*s.strLen(args[2]) > fuzzMaxLCSCells {
+				continue // a table of hundreds of MB: allowed, but not a thousand times a second
 			}
 			if reply := s.runBytes(args); reply == "" {
 				t.Fatalf("%q wrote no reply", args)

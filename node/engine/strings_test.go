@@ -58,6 +58,16 @@ func (s *strEnv) entry(key string) *Entry {
 	return s.ks.Lookup(s.ks.ShardOf([]byte(key)), []byte(key), s.now)
 }
 
+// strLen is the length of key's string value, 0 when it is missing or
+// not a string.
+func (s *strEnv) strLen(key []byte) int64 {
+	e := s.ks.Lookup(s.ks.ShardOf(key), key, s.now)
+	if e == nil || e.Kind != KindString {
+		return 0
+	}
+	return e.StrLen()
+}
+
 // Reply builders for expectations.
 const (
 	rOK   = "+OK\r\n"
