@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,14 +23,10 @@ import (
 
 // crashNode is one standalone `shardgate node --dir` across restarts.
 type crashNode struct {
-	bin   string
+	killable
 	dir   string
 	addr  string   // fixed after the first start
 	extra []string // the flags of every start besides --addr and --dir
-
-	proc   *exec.Cmd
-	exited chan struct{} // closed once proc has been waited for
-	logs   []*lineLog    // one per start, the current last
 }
 
 // crashNodeStartWait bounds a start, the log's replay included.
@@ -47,7 +42,7 @@ var (
 // startCrashNode starts a node on a free port with its data in dir.
 func startCrashNode(t *testing.T, bin, dir string, extra ...string) *crashNode {
 	t.Helper()
-	n := &crashNode{bin: bin, dir: dir, addr: "127.0.0.1:0", extra: extra}
+	n := &crashNode{killable: killable{bin: bin}, dir: dir, addr: "127.0.0.1:0", extra: extra}
 	if err := n.start(t); err != nil {
 		t.Fatalf("starting the node: %v", err)
 	}
@@ -58,28 +53,12 @@ func startCrashNode(t *testing.T, bin, dir string, extra ...string) *crashNode {
 // (it replays its log before it listens) or exits.
 func (n *crashNode) start(t *testing.T) error {
 	args := append([]string{"node", "--addr", n.addr, "--dir", n.dir}, n.extra...)
-	cmd, exited, log, err := startKillable(t, n.bin, args)
+	m, err := n.launch(t, args, crashNodeStartWait, "listening", listeningRE)
 	if err != nil {
 		return err
 	}
-	n.proc, n.exited = cmd, exited
-	n.logs = append(n.logs, log)
-	deadline := time.Now().Add(crashNodeStartWait)
-	for {
-		if addr, ok := log.find(listeningRE); ok {
-			n.addr = addr
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("exited at start: %v\n%s", cmd.ProcessState, log)
-		case <-log.added:
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not listening after %v:\n%s", crashNodeStartWait, log)
-		}
-	}
+	n.addr = m[0]
+	return nil
 }
 
 // kill9 kills the node with SIGKILL and waits for it. It fails the test
@@ -101,26 +80,8 @@ func (n *crashNode) kill9(t *testing.T) {
 // port taken meanwhile by another socket is retried for a while.
 func (n *crashNode) restart(t *testing.T) {
 	t.Helper()
-	var err error
-	for range 20 {
-		if err = n.start(t); err == nil {
-			return
-		}
-		if !strings.Contains(err.Error(), "address already in use") {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("restarting the node: %v\n%s", err, n.logText())
-}
-
-// running reports whether the current process has not exited.
-func (n *crashNode) running() bool {
-	select {
-	case <-n.exited:
-		return false
-	default:
-		return true
+	if err := retryStart(func() error { return n.start(t) }); err != nil {
+		t.Fatalf("restarting the node: %v\n%s", err, n.logText())
 	}
 }
 
@@ -137,17 +98,8 @@ func (l *lineLog) submatch(re *regexp.Regexp) []string {
 	return nil
 }
 
-// lastLog is the current start's log.
-func (n *crashNode) lastLog() *lineLog { return n.logs[len(n.logs)-1] }
-
 // logText is every start's log, oldest first.
-func (n *crashNode) logText() string {
-	var b strings.Builder
-	for i, l := range n.logs {
-		fmt.Fprintf(&b, "--- node %s, start %d:\n%s\n", n.addr, i+1, l)
-	}
-	return b.String()
-}
+func (n *crashNode) logText() string { return n.logsText(n.addr) }
 
 // The blocked load: pairs of a consumer blocked on an empty key and a
 // producer that wakes it. scaleload's workers never block (one client per

@@ -31,17 +31,13 @@ import (
 
 // migNode is one `shardgate node` of a migration test, across restarts.
 type migNode struct {
+	killable
 	name   string
-	bin    string
 	dir    string
-	addr   string   // RESP, fixed after the first start
-	gossip string   // gossip, fixed after the first start
-	extra  []string // the flags of every start besides --addr, --gossip and --dir
-	id     string   // node id (SHARDGATE STATUS node_id)
-
-	proc   *exec.Cmd
-	exited chan struct{} // closed once proc has been waited for
-	logs   []*lineLog    // one per start, the current last
+	addr   string        // RESP, fixed after the first start
+	gossip string        // gossip, fixed after the first start
+	extra  []string      // the flags of every start besides --addr, --gossip and --dir
+	id     string        // node id (SHARDGATE STATUS node_id)
 	rdb    *redis.Client // to this node, for the test's own queries
 }
 
@@ -51,7 +47,7 @@ const migNodeStartWait = 15 * time.Second
 // startMigNode starts a node with dir and extra flags on free ports.
 func startMigNode(t *testing.T, bin, name, dir string, extra ...string) *migNode {
 	t.Helper()
-	n := &migNode{name: name, bin: bin, dir: dir, addr: "127.0.0.1:0", gossip: "127.0.0.1:0", extra: extra}
+	n := &migNode{killable: killable{bin: bin}, name: name, dir: dir, addr: "127.0.0.1:0", gossip: "127.0.0.1:0", extra: extra}
 	if err := n.start(t); err != nil {
 		t.Fatalf("starting node %s: %v", name, err)
 	}
@@ -69,30 +65,12 @@ func (n *migNode) start(t *testing.T) error {
 	if faultNoAOF() {
 		args = append(args, "--appendonly=false")
 	}
-	cmd, exited, log, err := startKillable(t, n.bin, args)
+	m, err := n.launch(t, args, migNodeStartWait, "listening and gossiping", listeningRE, gossipStartedRE)
 	if err != nil {
 		return err
 	}
-	n.proc, n.exited = cmd, exited
-	n.logs = append(n.logs, log)
-	deadline := time.Now().Add(migNodeStartWait)
-	for {
-		addr, okA := log.find(listeningRE)
-		gossip, okG := log.find(gossipStartedRE)
-		if okA && okG {
-			n.addr, n.gossip = addr, gossip
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("exited at start: %v\n%s", cmd.ProcessState, log)
-		case <-log.added:
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not listening and gossiping after %v:\n%s", migNodeStartWait, log)
-		}
-	}
+	n.addr, n.gossip = m[0], m[1]
+	return nil
 }
 
 // find returns the first submatch of re in the lines so far.
@@ -121,27 +99,13 @@ func (n *migNode) kill9(t *testing.T) {
 // A port taken meanwhile by another socket is retried for a while.
 func (n *migNode) restart(t *testing.T) {
 	t.Helper()
-	var err error
-	for try := 0; try < 20; try++ {
-		if err = n.start(t); err == nil {
-			return
-		}
-		if !strings.Contains(err.Error(), "address already in use") {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := retryStart(func() error { return n.start(t) }); err != nil {
+		t.Fatalf("restarting node %s: %v", n.name, err)
 	}
-	t.Fatalf("restarting node %s: %v", n.name, err)
 }
 
 // logText is every start's log, oldest first.
-func (n *migNode) logText() string {
-	var b strings.Builder
-	for i, l := range n.logs {
-		fmt.Fprintf(&b, "--- node %s (%s), start %d:\n%s\n", n.name, n.id, i+1, l)
-	}
-	return b.String()
-}
+func (n *migNode) logText() string { return n.logsText(n.name + " (" + n.id + ")") }
 
 // nodeStatus is SHARDGATE STATUS as a map of its "field:value" lines.
 type nodeStatus map[string]string
