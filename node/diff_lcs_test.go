@@ -36,6 +36,9 @@ func TestDiffStringsLCS(t *testing.T) {
 			sc("SETBIT", "{t}bm", "80000", "1"), sc("LCS", "{t}bm", "{t}a", "LEN"), sc("LCS", "{t}bm", "{t}n", "IDX"),
 			sc("SET", "{t}big", big), sc("SET", "{t}big2", big), sc("LCS", "{t}big", "{t}big2", "LEN"),
 			sc("LCS", "{t}big", "{t}missing"), sc("LCS", "{t}big", "{t}bm", "IDX", "LEN"),
+			sc("LCS", "{t}big", "{t}missing", "LEN"), sc("LCS", "{t}missing", "{t}big", "IDX", "WITHMATCHLEN"),
+			sc("SET", "{t}empty", ""), sc("LCS", "{t}empty", "{t}big", "LEN"), sc("LCS", "{t}big", "{t}empty", "IDX"),
+			sc("LCS", "{t}big", "{t}a", "LEN"), sc("LCS", "{t}a", "{t}big", "LEN"), sc("LCS", "{t}a", "{t}big", "IDX"),
 		}},
 		{"substr", [][]string{
 			sc("SET", "{t}s", "hello"), sc("SUBSTR", "{t}s", "1", "3"), sc("SUBSTR", "{t}s", "-3", "-1"),

@@ -58,7 +58,12 @@ func cmdLcs(c *Ctx) {
 		c.W.Error(resp.ErrLcsTooBig)
 		return
 	}
-	a, b := lcsBytes(ea), lcsBytes(eb)
+	var a, b []byte
+	if alen != 0 && blen != 0 {
+		// An empty string has nothing in common with the other, which is
+		// not read (Redis still builds a table of one row per byte).
+		a, b = lcsBytes(ea), lcsBytes(eb)
+	}
 	if o.getLen {
 		c.W.Int(int64(lcsLength(a, b)))
 		return
@@ -81,8 +86,13 @@ func lcsBytes(e *Entry) []byte {
 }
 
 // lcsLength is the length of the longest common subsequence, in two rows
-// of the table (LEN needs no backtrack).
+// of the table (LEN needs no walk back), each as long as the shorter
+// string: the length does not depend on the order of the strings, and
+// the size check bounds the shorter one to about 11,600 bytes.
 func lcsLength(a, b []byte) uint32 {
+	if len(b) > len(a) {
+		a, b = b, a
+	}
 	prev := make([]uint32, len(b)+1)
 	cur := make([]uint32, len(b)+1)
 	for _, ai := range a {
