@@ -1,0 +1,55 @@
+package slots
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestLookupEveryCommand finds every top-level command under its name in
+// lower, upper and mixed case, and nothing for near misses.
+func TestLookupEveryCommand(t *testing.T) {
+	for _, c := range All() {
+		mixed := []byte(c.Name)
+		for i := 0; i < len(mixed); i += 2 {
+			mixed[i] = bytes.ToUpper(mixed[i : i+1])[0]
+		}
+		for _, name := range [][]byte{[]byte(c.Name), []byte(strings.ToUpper(c.Name)), mixed} {
+			if got := Lookup(name); got != c {
+				t.Errorf("Lookup(%q) = %v, want %s", name, got, c.Name)
+			}
+		}
+		for _, miss := range []string{c.Name + "x", c.Name[:len(c.Name)-1] + "_", "x" + c.Name} {
+			if got := Lookup([]byte(miss)); got != nil && got.Name != strings.ToLower(miss) {
+				t.Errorf("Lookup(%q) = %s", miss, got.Name)
+			}
+		}
+	}
+}
+
+func TestLookupMisses(t *testing.T) {
+	for _, name := range []string{"", "g", "ge", "gett", "{get", "@get", "`et", "0get", "\xc7et",
+		strings.Repeat("a", maxNameLen+1), "client|list", "get\x00"} {
+		if got := Lookup([]byte(name)); got != nil {
+			t.Errorf("Lookup(%q) = %s, want nil", name, got.Name)
+		}
+	}
+}
+
+// FuzzLookup checks Lookup against a scan of the whole table.
+func FuzzLookup(f *testing.F) {
+	for _, s := range []string{"get", "GET", "Pfcount", "bitfield_ro", "", "{", "zzzzzz"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name []byte) {
+		var want *Command
+		for _, c := range All() {
+			if equalFold(c.Name, name) {
+				want = c
+			}
+		}
+		if got := Lookup(name); got != want {
+			t.Fatalf("Lookup(%q) = %v, want %v", name, got, want)
+		}
+	})
+}
