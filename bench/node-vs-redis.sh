@@ -14,7 +14,12 @@
 # node (ours) must refuse with CROSSSLOT.
 #
 # The machine's cores are shared by the benchmark client and the server
-# under test; differences under ~15% are noise.
+# under test; differences under ~15% are noise. Next to throughput the
+# script reports the server's own CPU time per request (user plus system,
+# from /proc/PID/stat around each run): on a 2-core machine a server that
+# keeps up with redis-benchmark is held to the load generator's pace, so
+# requests per second stop telling the two servers apart while the CPU
+# each spends per request still does.
 #
 # The counting commands of issue 3 run as custom redis-benchmark commands:
 # BITFIELD INCRBY on one counter (the seed use case), PFADD of random
@@ -28,7 +33,10 @@
 #              the other core to redis-benchmark on a 2-core machine)
 #   COUNTING   set to 0 to skip the BITFIELD/PFADD/PFCOUNT runs
 #   ROUNDS     rounds of the interleaved runs (default 3)
-#   REQUESTS   requests per redis-benchmark run (default 200000)
+#   REQUESTS   requests per redis-benchmark run at -P 1 (default 200000)
+#   REQUESTS_PIPELINED  requests per run at deeper pipelines (default
+#              2000000: a few seconds each, so that connecting 50 clients
+#              and the first milliseconds do not weigh on the result)
 #   CLIENTS    parallel connections (default 50)
 #   PIPELINES  pipeline depths to test (default "1 16")
 #   KEYSPACE   random key range for SET/GET/INCR (default 100000)
@@ -37,6 +45,7 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-200000}
+REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-2000000}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 KEYSPACE=${KEYSPACE:-100000}
@@ -93,43 +102,50 @@ for port in "$REDIS_PORT" "$NODE_PORT"; do
 	fi
 done
 
-results=$work/results.csv # round,pipeline,target,test,rps
+results=$work/results.csv # round,pipeline,target,test,rps,cpu_us_per_request
 : >"$results"
+declare -A server_pid=([redis]="${pids[1]}" [node]="${pids[0]}")
+tick_us=$((1000000 / $(getconf CLK_TCK)))
 
-# bench target port pipeline round: one redis-benchmark run per test group.
-bench() {
-	local target=$1 port=$2 p=$3 round=$4 out
-	for spec in "set,get,incr:-r $KEYSPACE" "mset:"; do
-		local tests=${spec%%:*} extra=${spec#*:}
-		# In the background, so that a signal to this script interrupts
-		# the wait and the cleanup stops the benchmark too.
-		# shellcheck disable=SC2086 # $extra is deliberately split
-		redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$REQUESTS" \
-			-P "$p" -t "$tests" $extra -q --csv >"$work/out.csv" &
-		bench_pid=$!
-		wait "$bench_pid"
-		bench_pid=
-		record "$target" "$p" "$round"
-	done
-	[[ $COUNTING == 1 ]] || return 0
-	local cmd
-	for cmd in "BITFIELD streaks INCRBY u8 #40 1" "PFADD hll el:__rand_int__" "PFCOUNT hll"; do
-		# shellcheck disable=SC2086 # $cmd is deliberately split into arguments
-		redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$REQUESTS" \
-			-P "$p" -r "$KEYSPACE" -q --csv $cmd >"$work/out.csv" &
-		bench_pid=$!
-		wait "$bench_pid"
-		bench_pid=
-		record "$target" "$p" "$round"
-	done
+# cpu_ticks prints a process's user plus system time in clock ticks.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
-# record target pipeline round: append the last run's CSV rows to results,
-# named by the test's first word (SET, PFADD, BITFIELD, ...).
-record() {
-	awk -F'","' -v r="$3" -v p="$2" -v t="$1" '
+# run_one runs one redis-benchmark test against a target and records its
+# requests per second and the server's CPU time per request.
+run_one() {
+	local target=$1 port=$2 p=$3 round=$4 n=$5
+	shift 5
+	local before after
+	before=$(cpu_ticks "${server_pid[$target]}")
+	# In the background, so that a signal to this script interrupts
+	# the wait and the cleanup stops the benchmark too.
+	redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -n "$n" \
+		-P "$p" -q --csv "$@" >"$work/out.csv" &
+	bench_pid=$!
+	wait "$bench_pid"
+	bench_pid=
+	after=$(cpu_ticks "${server_pid[$target]}")
+	awk -F'","' -v r="$round" -v p="$p" -v t="$target" \
+		-v cpu="$(((after - before) * tick_us))" -v n="$n" '
 		NR > 1 { name = $1; sub(/^"/, "", name); sub(/ .*/, "", name)
-		         print r "," p "," t "," name "," $2 }' "$work/out.csv" >>"$results"
+		         printf "%s,%s,%s,%s,%s,%.2f\n", r, p, t, name, $2, cpu / n }' \
+		"$work/out.csv" >>"$results"
+}
+
+bench() {
+	local target=$1 port=$2 p=$3 round=$4 n=$REQUESTS test cmd
+	((p == 1)) || n=$REQUESTS_PIPELINED
+	for test in set get incr; do
+		run_one "$target" "$port" "$p" "$round" "$n" -t "$test" -r "$KEYSPACE"
+	done
+	run_one "$target" "$port" "$p" "$round" "$n" -t mset
+	[[ $COUNTING == 1 ]] || return 0
+	for cmd in "BITFIELD streaks INCRBY u8 #40 1" "PFADD hll el:__rand_int__" "PFCOUNT hll"; do
+		# shellcheck disable=SC2086 # $cmd is deliberately split into arguments
+		run_one "$target" "$port" "$p" "$round" "$n" -r "$KEYSPACE" $cmd
+	done
 }
 
 for round in $(seq "$ROUNDS"); do
@@ -144,8 +160,8 @@ echo
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
 	"(plain mode), node --procs $NODE_PROCS, $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores"
 echo
-echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis |"
-echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|"
+echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis | redis CPU µs/req | node CPU µs/req | node/redis CPU |"
+echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|-----------------:|----------------:|---------------:|"
 awk -F, -v rounds="$ROUNDS" '
 	function median(list,    n, a, i, j, t) {
 		n = split(list, a, " ")
@@ -156,6 +172,7 @@ awk -F, -v rounds="$ROUNDS" '
 		key = $4 SUBSEP $2
 		if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
 		vals[key, $3] = vals[key, $3] " " $5
+		cpu[key, $3] = cpu[key, $3] " " $6
 		rps[key, $3, $1] = $5
 	}
 	END {
@@ -165,6 +182,7 @@ awk -F, -v rounds="$ROUNDS" '
 			per = ""
 			for (i = 1; i <= rounds; i++)
 				per = per sprintf("%s%.2f", i > 1 ? " " : "", rps[key, "node", i] / rps[key, "redis", i])
-			printf "| %s | %s | %.0f | %.0f | %.2f | %s |\n", parts[1], parts[2], r, nd, nd / r, per
+			rc = median(cpu[key, "redis"]); nc = median(cpu[key, "node"])
+			printf "| %s | %s | %.0f | %.0f | %.2f | %s | %.2f | %.2f | %.2f |\n", parts[1], parts[2], r, nd, nd / r, per, rc, nc, (rc > 0 ? nc / rc : 0)
 		}
 	}' "$results"
