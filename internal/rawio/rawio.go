@@ -1,0 +1,56 @@
+// Package rawio wraps a socket so that its reads and writes are raw
+// system calls, still parked on Go's network poller when the socket is not
+// ready.
+//
+// Why: a Go system call (syscall.Syscall) tells the scheduler it may
+// block, and the first one after the process was idle wakes the runtime's
+// monitor thread (sysmon) from its deep sleep with a futex, after which
+// sysmon polls every 20 µs for a while. A server whose requests come in
+// bursts, such as a node behind the proxy, a node serving pipelines or the
+// proxy itself, goes idle and wakes thousands of times a second and paid
+// that wake-up each time: under GET -P 1 through the proxy a node made
+// about one futex call and one nanosleep per batch of requests besides its
+// read and write. A read or write on a non-blocking socket never blocks,
+// so it can skip the scheduler's bookkeeping: RawSyscall does, and the
+// poller still parks the goroutine on EAGAIN exactly as net.Conn does.
+package rawio
+
+import (
+	"net"
+	"syscall"
+)
+
+// Conn is a net.Conn whose Read and Write use raw system calls.
+type Conn struct {
+	net.Conn
+	rc syscall.RawConn
+}
+
+// Wrap returns nc with raw reads and writes where the platform and the
+// connection allow it, and nc itself otherwise.
+func Wrap(nc net.Conn) net.Conn {
+	if !supported {
+		return nc
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nc
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nc
+	}
+	return &Conn{Conn: nc, rc: rc}
+}
+
+// SyscallConn gives the underlying connection's raw access (for its file
+// descriptor in CLIENT LIST).
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
+
+// Unwrap returns the wrapped connection.
+func (c *Conn) Unwrap() net.Conn { return c.Conn }
+
+// opError wraps a failure as net.Conn's methods do.
+func (c *Conn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}

@@ -1,0 +1,213 @@
+package rawio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pair returns a wrapped server side and a plain client side of one TCP
+// connection on loopback.
+func pair(t *testing.T) (wrapped, peer net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	peer, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := <-accepted
+	if !ok {
+		t.Fatal("accept failed")
+	}
+	wrapped = Wrap(c)
+	if _, raw := wrapped.(*Conn); raw != supported {
+		t.Fatalf("Wrap gave %T, want the raw Conn: %v", wrapped, supported)
+	}
+	t.Cleanup(func() { wrapped.Close(); peer.Close() })
+	return wrapped, peer
+}
+
+func TestReadWriteRoundTrip(t *testing.T) {
+	c, peer := pair(t)
+	if _, err := peer.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, err := c.Read(buf) // waits on the poller until the bytes arrive
+	if err != nil || string(buf[:n]) != "*1\r\n$4\r\nPING\r\n" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	if n, err := c.Write([]byte("+PONG\r\n")); n != 7 || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	n, err = io.ReadFull(peer, buf[:7])
+	if err != nil || string(buf[:n]) != "+PONG\r\n" {
+		t.Fatalf("peer read %q, %v", buf[:n], err)
+	}
+	if n, err := c.Read(nil); n != 0 || err != nil {
+		t.Fatalf("Read(nil) = %d, %v", n, err)
+	}
+}
+
+// TestBigWriteWaitsForTheReader writes more than the socket buffers hold:
+// Write must park on EAGAIN and finish once the peer reads, every byte in
+// order.
+func TestBigWriteWaitsForTheReader(t *testing.T) {
+	c, peer := pair(t)
+	data := make([]byte, 32<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // let the writer fill the buffers first
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(data))))
+		got <- b
+	}()
+	n, err := c.Write(data)
+	if n != len(data) || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if b := <-got; !bytes.Equal(b, data) {
+		t.Fatalf("peer got %d bytes, not the %d written", len(b), len(data))
+	}
+}
+
+func TestEOF(t *testing.T) {
+	c, peer := pair(t)
+	peer.Write([]byte("x"))
+	peer.Close()
+	buf := make([]byte, 8)
+	if n, err := c.Read(buf); n != 1 || err != nil {
+		t.Fatalf("first Read = %d, %v", n, err)
+	}
+	if n, err := c.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("Read after the peer closed = %d, %v; want io.EOF", n, err)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	c, _ := pair(t)
+	c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+	start := time.Now()
+	_, err := c.Read(make([]byte, 8))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past the deadline: %v", err)
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("error %v is not a net.Error timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Read returned after %v", d)
+	}
+}
+
+// TestCloseWakesReader: closing the connection (CLIENT KILL, shutdown)
+// must end a Read parked on the poller, with net.ErrClosed.
+func TestCloseWakesReader(t *testing.T) {
+	c, _ := pair(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 8))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Read after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read still parked after Close")
+	}
+	if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Write after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestWriteToResetPeer: a write to a connection the peer reset fails with
+// the system's error (EPIPE or ECONNRESET) instead of hanging or killing
+// the process with SIGPIPE.
+func TestWriteToResetPeer(t *testing.T) {
+	c, peer := pair(t)
+	peer.(*net.TCPConn).SetLinger(0)
+	peer.Close() // RST
+	time.Sleep(20 * time.Millisecond)
+	var err error
+	for range 100 {
+		if _, err = c.Write(make([]byte, 1<<16)); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("Write to a reset peer: %v", err)
+	}
+}
+
+func TestSyscallConnGivesTheDescriptor(t *testing.T) {
+	c, _ := pair(t)
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		t.Fatalf("%T has no SyscallConn", c)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	rc.Control(func(f uintptr) { fd = int(f) })
+	if fd < 0 {
+		t.Fatalf("fd %d", fd)
+	}
+}
+
+func BenchmarkReadWrite(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		io.Copy(c, c) // echo
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer peer.Close()
+	c := Wrap(peer)
+	msg := []byte("+PONG\r\n")
+	buf := make([]byte, len(msg))
+	for b.Loop() {
+		if _, err := c.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
