@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/shardgate/shardgate/internal/rawio"
 	"io"
 	"net"
 	"runtime"
@@ -429,7 +430,7 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		p.srv.log.Info("node reachable again", "node", p.addr)
 		p.lastErr = nil
 	}
-	c := &nodeConn{node: p, nc: nc, proto: proto}
+	c := &nodeConn{node: p, nc: rawio.Wrap(nc), proto: proto}
 	p.all[c] = struct{}{}
 	p.srv.bg.Add(1)
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/shardgate/shardgate/internal/netserve"
+	"github.com/shardgate/shardgate/internal/rawio"
 	"log/slog"
 	"net"
 	"sync"
@@ -150,7 +151,7 @@ func (s *Server) Close() error {
 
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
-	c := newClient(s, nc)
+	c := newClient(s, rawio.Wrap(nc))
 	switch s.clients.Admit(c.id, c, s.opts.MaxClients, func() { s.wg.Add(1) }) {
 	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
