@@ -37,7 +37,11 @@
 # a message and the rest still runs.
 #
 # The machine's cores are shared by the benchmark client, the proxies and
-# the servers; differences under ~15% are noise.
+# the servers; differences under ~15% are noise. A third table gives the CPU
+# time per request (user plus system, from /proc) of each target's own
+# processes (the proxy and its 3 nodes; twemproxy and its 3 redis-servers;
+# ...) and of redis-benchmark driving it: with every process on the same
+# 2 cores, throughput follows the sum of the two.
 #
 # Environment:
 #   ROUNDS      interleaved rounds (default 3)
@@ -152,21 +156,29 @@ up() {
 	exit 1
 }
 
-# start_redis name port [flags...]: start a redis-server in the foreground.
+# tpids[target]: the target's own processes, whose CPU time is counted;
+# tfront[target]: of those, the proxy in front (shardgate proxy, twemproxy).
+declare -A tpids=() tfront=()
+
+# start_redis target name port [flags...]: start a redis-server in the
+# foreground.
 start_redis() {
-	local name=$1 p=$2
-	shift 2
+	local target=$1 name=$2 p=$3
+	shift 3
 	mkdir -p "$work/$name"
 	logof[$p]=$work/$name/redis.log
 	redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no --dir "$work/$name" --logfile "$work/$name/redis.log" "$@" &
 	pids+=($!)
+	tpids[$target]+=" $!"
 }
 
+# start_node target name port
 start_node() {
-	logof[$2]=$work/$1.log
-	"$work/shardgate" node --addr "127.0.0.1:$2" --procs "$NODE_PROCS" --log-level warn 2>"$work/$1.log" &
+	logof[$3]=$work/$2.log
+	"$work/shardgate" node --addr "127.0.0.1:$3" --procs "$NODE_PROCS" --log-level warn 2>"$work/$2.log" &
 	pids+=($!)
+	tpids[$1]+=" $!"
 }
 
 echo "building shardgate..." >&2
@@ -181,7 +193,7 @@ if [[ -n ${want[proxy]:-} ]]; then
 		backends=()
 		for i in 1 2 3; do
 			next_port
-			start_node "proxy-node$i" "$P"
+			start_node proxy "proxy-node$i" "$P"
 			backends+=("127.0.0.1:$P")
 		done
 		pflags=()
@@ -192,6 +204,8 @@ if [[ -n ${want[proxy]:-} ]]; then
 		"$work/shardgate" proxy --addr "127.0.0.1:${tport[proxy]}" \
 			--nodes "$(IFS=,; echo "${backends[*]}")" "${pflags[@]}" $PROXY_FLAGS 2>"$work/proxy.log" &
 		pids+=($!)
+		tpids[proxy]+=" $!"
+		tfront[proxy]=$!
 		logof[${tport[proxy]}]=$work/proxy.log
 		proxy_backends=("${backends[@]}")
 	else
@@ -203,13 +217,13 @@ fi
 if [[ -n ${want[node]:-} ]]; then
 	next_port
 	tport[node]=$P
-	start_node node "${tport[node]}"
+	start_node node node "${tport[node]}"
 fi
 
 if [[ -n ${want[redis]:-} ]]; then
 	next_port
 	tport[redis]=$P
-	start_redis redis "${tport[redis]}"
+	start_redis redis redis "${tport[redis]}"
 fi
 
 if [[ -n ${want[twem]:-} ]]; then
@@ -218,7 +232,7 @@ if [[ -n ${want[twem]:-} ]]; then
 	twem_backends=()
 	for i in 1 2 3; do
 		next_port
-		start_redis "twem-redis$i" "$P"
+		start_redis twem "twem-redis$i" "$P"
 		twem_backends+=("127.0.0.1:$P")
 	done
 	{
@@ -239,6 +253,8 @@ if [[ -n ${want[twem]:-} ]]; then
 	next_port
 	nutcracker -c "$work/twemproxy.yml" -s "$P" -a 127.0.0.1 -o "$work/twemproxy.log" &
 	pids+=($!)
+	tpids[twem]+=" $!"
+	tfront[twem]=$!
 	logof[${tport[twem]}]=$work/twemproxy.log
 fi
 
@@ -246,7 +262,7 @@ if [[ -n ${want[cluster]:-} ]]; then
 	cluster_nodes=()
 	for i in 1 2 3; do
 		next_port bus
-		start_redis "cluster$i" "$P" --cluster-enabled yes --cluster-config-file nodes.conf
+		start_redis cluster "cluster$i" "$P" --cluster-enabled yes --cluster-config-file nodes.conf
 		cluster_nodes+=("127.0.0.1:$P")
 	done
 	tport[cluster]=${cluster_nodes[0]##*:}
@@ -309,6 +325,27 @@ run() {
 	return "$rc"
 }
 
+# cpu_ticks pid...: user plus system time of the processes, in clock ticks.
+cpu_ticks() {
+	local pid sum=0 f
+	for pid in "$@"; do
+		read -ra f <"/proc/$pid/stat"
+		# Fields 14 and 15 (utime, stime), counting from 1; the command
+		# name (field 2) has no spaces for these programs.
+		sum=$((sum + f[13] + f[14]))
+	done
+	echo "$sum"
+}
+
+# child_ticks: the CPU time of this shell's waited-for children (fields 16
+# and 17, cutime and cstime): redis-benchmark's, read around each run.
+child_ticks() {
+	local f
+	read -ra f <"/proc/$$/stat"
+	echo $((f[15] + f[16]))
+}
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+
 # Preflight: a short run of each test on each target; a failing one is n/a.
 declare -A na=()
 active=()
@@ -324,7 +361,7 @@ for t in "${active[@]}"; do
 	done
 done
 
-results=$work/results.csv # round,pipeline,target,test,rps,p99
+results=$work/results.csv # round,pipeline,target,test,rps,p99,server_us,client_us,front_us
 : >"$results"
 for round in $(seq "$ROUNDS"); do
 	for p in $PIPELINES; do
@@ -333,13 +370,20 @@ for round in $(seq "$ROUNDS"); do
 			for t in "${active[@]}"; do
 				[[ -z ${na[$t,$test]:-} ]] || continue
 				row=
+				# shellcheck disable=SC2086 # the pid list is deliberately split
+				server0=$(cpu_ticks ${tpids[$t]}) client0=$(child_ticks) front0=$(cpu_ticks ${tfront[$t]:-})
 				if run "$t" "$test" "$p" "$REQUESTS"; then
+					# shellcheck disable=SC2086
+					server1=$(cpu_ticks ${tpids[$t]}) client1=$(child_ticks) front1=$(cpu_ticks ${tfront[$t]:-})
 					row=$(awk -F'","' '/^"/ && $1 != "\"test" { print $2 "," $7; exit }' "$work/out.csv")
 					[[ -n $row ]] || echo "no CSV row in redis-benchmark's output" >"$work/err.txt"
+					row+=,$(awk -v a=$(((server1 - server0) * tick_us)) -v b=$(((client1 - client0) * tick_us)) \
+						-v c=$(((front1 - front0) * tick_us)) -v n="$REQUESTS" \
+						'BEGIN { printf "%.2f,%.2f,%.2f", a / n, b / n, c / n }')
 				fi
 				if [[ -z $row ]]; then
 					echo "$test -P $p on $t failed: $(grep -v '^WARNING' "$work/err.txt" | head -1)" >&2
-					row=err,err
+					row=err,err,err,err,err
 				fi
 				echo "$round,$p,$t,$test,$row" >>"$results"
 			done
@@ -384,6 +428,9 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 		if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
 		vals[key, $3] = vals[key, $3] " " $5
 		lat[key, $3] = lat[key, $3] " " $6
+		scpu[key, $3] = scpu[key, $3] " " $7
+		ccpu[key, $3] = ccpu[key, $3] " " $8
+		fcpu[key, $3] = fcpu[key, $3] " " $9
 		rps[key, $3, $1] = $5
 	}
 	END {
@@ -410,6 +457,22 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 			key = order[k]; split(key, parts, SUBSEP)
 			line = "| " toupper(parts[1]) " | " parts[2] " |"
 			for (i = 1; i <= nt; i++) line = line " " fmt(median(lat[key, T[i]]), 3) " |"
+			print line
+		}
+		print ""
+		print "CPU µs per request (median over rounds): the target processes (of which the proxy in front)"
+		print "+ redis-benchmark driving them:"
+		print ""
+		print "| test | -P | redis | (a) proxy | (b) node | (c) twemproxy | (d) cluster |"
+		print "|------|---:|------:|----------:|---------:|--------------:|------------:|"
+		for (k = 1; k <= nkeys; k++) {
+			key = order[k]; split(key, parts, SUBSEP)
+			line = "| " toupper(parts[1]) " | " parts[2] " |"
+			for (i = 1; i <= nt; i++) {
+				sv = median(scpu[key, T[i]]); cv = median(ccpu[key, T[i]]); fv = median(fcpu[key, T[i]])
+				front = (T[i] == "proxy" || T[i] == "twem") && num(fv) ? " (" fmt(fv, 1) ")" : ""
+				line = line " " (num(sv) ? fmt(sv, 1) front " + " fmt(cv, 1) : sv) " |"
+			}
 			print line
 		}
 	}' "$results"
