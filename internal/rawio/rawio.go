@@ -47,9 +47,6 @@ func Wrap(nc net.Conn) net.Conn {
 // descriptor in CLIENT LIST).
 func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
 
-// Unwrap returns the wrapped connection.
-func (c *Conn) Unwrap() net.Conn { return c.Conn }
-
 // opError wraps a failure as net.Conn's methods do.
 func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
