@@ -154,6 +154,7 @@ func (s *Server) serveOrRegister(c *client, sh *engine.Shard, req *blockReq) *wa
 		return nil
 	}
 	w := newWaiter(req, sh.Slot, c.w.Proto)
+	c.blocked.Store(w) // before blocked_clients counts it: see wait
 	s.blk.register(w)
 	return w
 }
@@ -208,8 +209,12 @@ func newWaiter(req *blockReq, slot uint16, proto int) *waiter {
 // this one are written first; the connection is read meanwhile (pipelined
 // commands are buffered, not run) so that a client that disconnects or is
 // killed is noticed at once and its waiter dropped.
+//
+// The caller stored w in c.blocked before registering it, under the
+// shard lock: once INFO counts the client in blocked_clients, CLIENT
+// UNBLOCK and CLIENT LIST must find it blocked too, as in Redis, where
+// blocking is one step.
 func (s *Server) wait(c *client, w *waiter) {
-	c.blocked.Store(w)
 	defer c.blocked.Store(nil)
 
 	if !c.flush() {

@@ -341,3 +341,67 @@ func TestBlockedQueryBufferLimit(t *testing.T) {
 		t.Errorf("a command sent while blocked ran: EXISTS k = %v %v", v, err)
 	}
 }
+
+// TestUnblockAsSoonAsCounted: once INFO counts a client in blocked_clients,
+// CLIENT UNBLOCK must find it blocked (Redis blocks a client in one step).
+// The node once counted the waiter before publishing it on its client, so
+// an UNBLOCK right after the count could answer 0; the window is narrow,
+// hence many rounds of a list and a stream wait.
+func TestUnblockAsSoonAsCounted(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	dial := func() *difftest.Conn {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	waiter, ctl := dial(), dial()
+	v, err := waiter.DoStrings("CLIENT", "ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprint(v.Int)
+	blockers := [][]string{
+		{"BLPOP", "nolist", "0"},
+		{"XREAD", "BLOCK", "0", "STREAMS", "nostream", "$"},
+	}
+	for i := range 400 {
+		cmd := blockers[i%len(blockers)]
+		if err := waiter.Send(bytesArgs(cmd)...); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			info, err := ctl.DoStrings("INFO", "clients")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(info.Str), "blocked_clients:1\r\n") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %v never counted as blocked", i, cmd)
+			}
+		}
+		r, err := ctl.DoStrings("CLIENT", "UNBLOCK", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Int != 1 {
+			t.Fatalf("round %d: CLIENT UNBLOCK right after blocked_clients:1 answered %s, want 1 (%v)", i, r, cmd)
+		}
+		if _, err := waiter.Receive(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func bytesArgs(args []string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
+}
