@@ -103,6 +103,13 @@ type blocker struct {
 	// slots[i] is guarded by slot i's shard lock (or the keyspace held
 	// exclusively); nil when nobody waits in the slot.
 	slots [slots.Count]*slotWaiters
+	// nslots counts the slots with waiters. Every data command asks
+	// whether its slot has waiters to serve, and with random keys reading
+	// slots[i] is a cache miss; with nobody blocked the count says no
+	// without it. It changes with slots[i], under slot i's shard lock, so
+	// a reader holding that lock sees the slot's entry and the count
+	// agree.
+	nslots atomic.Int32
 
 	blocked atomic.Int64 // INFO blocked_clients
 	timed   atomic.Int64 // INFO clients_in_timeout_table
@@ -114,6 +121,28 @@ type blocker struct {
 	laterRunning bool
 }
 
+// waitersOf returns slot's waiters, or nil; the caller holds the slot's
+// shard.
+func (b *blocker) waitersOf(slot uint16) *slotWaiters {
+	if b.nslots.Load() == 0 {
+		return nil
+	}
+	return b.slots[slot]
+}
+
+// setWaiters sets (sw != nil) or clears slot's waiters; the caller holds
+// the slot's shard.
+func (b *blocker) setWaiters(slot uint16, sw *slotWaiters) {
+	old := b.slots[slot]
+	switch {
+	case old == nil && sw != nil:
+		b.nslots.Add(1)
+	case old != nil && sw == nil:
+		defer b.nslots.Add(-1)
+	}
+	b.slots[slot] = sw
+}
+
 // slotWaiters are the queues of one slot.
 type slotWaiters struct {
 	keys  map[string]*list.List // FIFO of *waiter per key
@@ -123,7 +152,7 @@ type slotWaiters struct {
 // onPush is the keyspace's OnListPush hook: it notes key if a client
 // waits on it. The caller holds the key's shard.
 func (b *blocker) onPush(slot uint16, key []byte) {
-	sw := b.slots[slot]
+	sw := b.waitersOf(slot)
 	if sw == nil || sw.keys[string(key)] == nil {
 		return
 	}
@@ -154,7 +183,7 @@ func (b *blocker) register(w *waiter) {
 	sw := b.slots[w.slot]
 	if sw == nil {
 		sw = &slotWaiters{keys: map[string]*list.List{}}
-		b.slots[w.slot] = sw
+		b.setWaiters(w.slot, sw)
 	}
 	w.elems = make([]*list.Element, len(w.keys))
 	for i, k := range w.keys {
@@ -188,7 +217,7 @@ func (b *blocker) unlink(w *waiter) {
 	}
 	w.elems = nil
 	if len(sw.keys) == 0 && len(sw.ready) == 0 {
-		b.slots[w.slot] = nil
+		b.setWaiters(w.slot, nil)
 	}
 }
 
@@ -206,7 +235,7 @@ func (s *Server) unlinkLocked(w *waiter) {
 // during the command that just ran. The caller holds sh (or the keyspace
 // exclusively).
 func (s *Server) serveBlocked(sh *engine.Shard, now int64) {
-	sw := s.blk.slots[sh.Slot]
+	sw := s.blk.waitersOf(sh.Slot)
 	if sw == nil || len(sw.ready) == 0 {
 		return
 	}
@@ -217,7 +246,7 @@ func (s *Server) serveBlocked(sh *engine.Shard, now int64) {
 	}
 	sw.ready = nil
 	if len(sw.keys) == 0 {
-		s.blk.slots[sh.Slot] = nil
+		s.blk.setWaiters(sh.Slot, nil)
 	}
 }
 

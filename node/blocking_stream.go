@@ -92,7 +92,7 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 		}
 		c.w.NullArray()
 	}
-	if s.blk.slots[sh.Slot] != nil {
+	if s.blk.waitersOf(sh.Slot) != nil {
 		s.serveBlocked(sh, c.nowMs) // a lookup may have expired a stream others wait on
 	}
 	return nil
@@ -102,7 +102,7 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 // client waits on it; a nil key (FLUSHALL) notes every waited key of the
 // slot. The caller holds the slot's shard.
 func (b *blocker) onStreamReady(slot uint16, key []byte) {
-	sw := b.slots[slot]
+	sw := b.waitersOf(slot)
 	if sw == nil {
 		return
 	}

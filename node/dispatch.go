@@ -160,9 +160,11 @@ func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 		return
 	}
 	// The context lives in the client so that a command allocates nothing.
-	c.ctx = engine.Ctx{KS: s.ks, Args: args, W: &c.w, Now: c.nowMs}
-	s.runData(c, r, &c.ctx, slot)
-	c.ctx = engine.Ctx{}
+	// Field by field: a whole-struct store costs a bulk write barrier.
+	ctx := &c.ctx
+	ctx.KS, ctx.Args, ctx.W, ctx.Now, ctx.Shard, ctx.Exclusive = s.ks, args, &c.w, c.nowMs, nil, false
+	s.runData(c, r, ctx, slot)
+	ctx.Args, ctx.Shard = nil, nil
 }
 
 // runData runs an engine command under the keyspace locks.
@@ -199,7 +201,7 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	if r.cmd.Has(slots.FlagWrite) {
 		s.logCommand(c, slot, ctx.Now, ctx.Args) // before the waiters it feeds log their pops
 	}
-	if sh := ctx.Shard; sh != nil && s.blk.slots[sh.Slot] != nil {
+	if sh := ctx.Shard; sh != nil && s.blk.waitersOf(sh.Slot) != nil {
 		s.serveBlocked(sh, ctx.Now) // clients blocked on keys the command pushed to
 	}
 }

@@ -39,12 +39,66 @@ type gates struct {
 	tracks [slots.Count]*slotTrack            // under the slot's shard lock
 	fences [slots.Count]atomic.Pointer[fence] // set under the shard lock, read anywhere
 	wait   time.Duration                      // how long a command waits for a fence
+
+	// ntracks and nfences count the slots tracked and fenced. Every
+	// command checks its slot's gates, and with random keys each array
+	// read is a cache miss (128 KB per array); outside a migration both
+	// counts are 0 and the arrays are not read at all. A count changes
+	// under the slot's shard lock before the slot's entry is set (after
+	// it is cleared), so a reader holding that lock never sees the entry
+	// without the count.
+	ntracks, nfences atomic.Int32
+}
+
+// setTrack starts (t != nil) or ends tracking of slot; the caller holds
+// the slot's shard.
+func (g *gates) setTrack(slot uint16, t *slotTrack) {
+	old := g.tracks[slot]
+	switch {
+	case old == nil && t != nil:
+		g.ntracks.Add(1)
+	case old != nil && t == nil:
+		defer g.ntracks.Add(-1)
+	}
+	g.tracks[slot] = t
+}
+
+// track returns slot's tracking state, or nil.
+func (g *gates) track(slot int) *slotTrack {
+	if g.ntracks.Load() == 0 {
+		return nil
+	}
+	return g.tracks[slot]
+}
+
+// raiseFence fences slot with f; the caller holds the slot's shard.
+func (g *gates) raiseFence(slot uint16, f *fence) {
+	g.nfences.Add(1)
+	if g.fences[slot].Swap(f) != nil {
+		g.nfences.Add(-1) // it was fenced already
+	}
+}
+
+// lowerFence takes f down from slot, if it is still there; the caller
+// holds the slot's shard.
+func (g *gates) lowerFence(slot uint16, f *fence) {
+	if g.fences[slot].CompareAndSwap(f, nil) {
+		g.nfences.Add(-1)
+	}
+}
+
+// fenceOf returns slot's fence, or nil.
+func (g *gates) fenceOf(slot int) *fence {
+	if g.nfences.Load() == 0 {
+		return nil
+	}
+	return g.fences[slot].Load()
 }
 
 // awaitFence waits, before any lock is taken, for a fence on slot to come
 // down; false when it is still up after the wait bound.
 func (g *gates) awaitFence(slot int) bool {
-	f := g.fences[slot].Load()
+	f := g.fenceOf(slot)
 	if f == nil {
 		return true
 	}
@@ -62,7 +116,7 @@ func (g *gates) awaitFence(slot int) bool {
 }
 
 // fenced reports whether slot is fenced; the caller holds its shard.
-func (g *gates) fenced(slot uint16) bool { return g.fences[slot].Load() != nil }
+func (g *gates) fenced(slot uint16) bool { return g.fenceOf(int(slot)) != nil }
 
 // markKeys records the keys of a write command that is about to run in
 // slot; the caller holds the slot's shard (or the keyspace exclusively).
@@ -73,7 +127,7 @@ func (s *Server) markKeys(slot int, cmd *slots.Command, args [][]byte) {
 		}
 		return
 	}
-	t := s.gate.tracks[slot]
+	t := s.gate.track(slot)
 	if t == nil || !cmd.Has(slots.FlagWrite) {
 		return
 	}
@@ -86,7 +140,7 @@ func (s *Server) markKeys(slot int, cmd *slots.Command, args [][]byte) {
 // markKey records one key written in slot outside a command's own run (a
 // blocked client served by a push); the caller holds the slot's shard.
 func (s *Server) markKey(slot uint16, key []byte) {
-	if t := s.gate.tracks[slot]; t != nil {
+	if t := s.gate.track(int(slot)); t != nil {
 		t.dirty[string(key)] = struct{}{}
 	}
 }

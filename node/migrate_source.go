@@ -332,9 +332,9 @@ func (m *migrator) track(ss []uint16, on bool) {
 		sh := ks.Shard(sl)
 		sh.Lock()
 		if on {
-			m.s.gate.tracks[sl] = &slotTrack{dirty: map[string]struct{}{}}
+			m.s.gate.setTrack(sl, &slotTrack{dirty: map[string]struct{}{}})
 		} else {
-			m.s.gate.tracks[sl] = nil
+			m.s.gate.setTrack(sl, nil)
 		}
 		sh.Unlock()
 		ks.RUnlock()
@@ -349,7 +349,7 @@ func (m *migrator) raise(ss []uint16) *fence {
 		ks.RLock()
 		sh := ks.Shard(sl)
 		sh.Lock()
-		m.s.gate.fences[sl].Store(f)
+		m.s.gate.raiseFence(sl, f)
 		sh.Unlock()
 		ks.RUnlock()
 	}
@@ -362,7 +362,7 @@ func (m *migrator) lower(ss []uint16, f *fence) {
 		ks.RLock()
 		sh := ks.Shard(sl)
 		sh.Lock()
-		m.s.gate.fences[sl].CompareAndSwap(f, nil)
+		m.s.gate.lowerFence(sl, f)
 		sh.Unlock()
 		ks.RUnlock()
 	}

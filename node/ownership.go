@@ -231,7 +231,7 @@ func (b *blocker) redirectSlot(slot uint16, msg string, record func(string)) int
 		b.served(w, rw.B)
 		n++
 	}
-	b.slots[slot] = nil
+	b.setWaiters(slot, nil)
 	return n
 }
 

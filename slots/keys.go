@@ -7,6 +7,9 @@ package slots
 // arguments (a key count that is not a number, too few arguments) give no
 // keys. It allocates only if dst is too small.
 func (c *Command) KeyIndexes(args [][]byte, dst []int) []int {
+	if c.firstOnly && len(args) >= 2 {
+		return append(dst, 1)
+	}
 	if c.specsFirst {
 		if out, ok := specKeys(c.KeySpecs, args, dst, parseKeyCountStrict); ok {
 			return out

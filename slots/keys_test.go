@@ -271,3 +271,37 @@ func TestRouteKeyIndexesCases(t *testing.T) {
 		t.Errorf("XREAD count\\0x 1 STREAMS a 0: routes by keys at %v, want [4]", got)
 	}
 }
+
+// TestFirstOnlyMatchesSpecs checks KeyIndexes' shortcut for one-key
+// commands against the key-spec walk it skips, for every command it
+// applies to and every argument count up to 8.
+func TestFirstOnlyMatchesSpecs(t *testing.T) {
+	n := 0
+	for _, c := range allTestCommands() {
+		if !c.firstOnly {
+			continue
+		}
+		n++
+		for argc := 2; argc <= 8; argc++ {
+			args := make([][]byte, argc)
+			for i := range args {
+				args[i] = []byte(fmt.Sprint("a", i))
+			}
+			want, ok := specKeys(c.KeySpecs, args, nil, parseKeyCountStrict)
+			if !ok {
+				want = nil
+			}
+			if got := c.KeyIndexes(args, nil); !slices.Equal(got, want) {
+				t.Errorf("%s with %d arguments: KeyIndexes %v, key specs %v", c.FullName, argc, got, want)
+			}
+		}
+	}
+	for _, name := range []string{"get", "set", "incr", "setbit", "bitfield", "pfadd", "xadd", "lpush"} {
+		if !Lookup([]byte(name)).firstOnly {
+			t.Errorf("%s does not take the one-key shortcut", name)
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d commands take the one-key shortcut", n)
+	}
+}
