@@ -339,3 +339,63 @@ func ParseInt(b []byte) (int64, bool) {
 	}
 	return int64(v), true
 }
+
+// PeekKeys appends to dst the second argument (the key, for most
+// commands) of each complete multibulk command that Next has yet to
+// return, up to max commands, without consuming anything. It stops
+// at the first command it cannot read whole or that is not plain
+// multibulk; the slices alias the buffer and are valid until Fill. Used to
+// prefetch what the commands of a pipeline will read.
+func (r *Reader) PeekKeys(dst [][]byte, max int) [][]byte {
+	if r.left != 0 || r.err != nil || r.Unauthenticated {
+		return dst
+	}
+	b := r.buf[r.start:r.end]
+	pos := 0
+	for n := 0; n < max && pos < len(b) && b[pos] == '*'; n++ {
+		count, p, ok := peekLen(b, pos+1)
+		if !ok || count < 1 || count > 1024 {
+			break
+		}
+		var key []byte
+		for i := 0; i < count; i++ {
+			if p >= len(b) || b[p] != '$' {
+				return dst
+			}
+			size, q, ok := peekLen(b, p+1)
+			if !ok || size > MaxBulkLen || size > len(b)-q-2 {
+				return dst
+			}
+			if i == 1 {
+				key = b[q : q+size : q+size]
+			}
+			p = q + size + 2
+		}
+		if count > 1 {
+			dst = append(dst, key)
+		}
+		pos = p
+	}
+	return dst
+}
+
+// peekLen reads the decimal number at b[i:] up to its "\r\n" (at most 9
+// digits, no leading zero, as ParseInt accepts) and returns it with the
+// position after the "\r\n".
+func peekLen(b []byte, i int) (n, next int, ok bool) {
+	start := i
+	if i+1 < len(b) && b[i] == '0' && b[i+1] != '\r' {
+		return 0, 0, false
+	}
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		if i-start == 9 {
+			return 0, 0, false
+		}
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	if i == start || i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, i + 2, true
+}

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package prefetch
+
+// Line does nothing on this architecture.
+func Line(p uintptr) {}
