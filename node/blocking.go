@@ -133,14 +133,7 @@ func (b *blocker) waitersOf(slot uint16) *slotWaiters {
 // setWaiters sets (sw != nil) or clears slot's waiters; the caller holds
 // the slot's shard.
 func (b *blocker) setWaiters(slot uint16, sw *slotWaiters) {
-	old := b.slots[slot]
-	switch {
-	case old == nil && sw != nil:
-		b.nslots.Add(1)
-	case old != nil && sw == nil:
-		defer b.nslots.Add(-1)
-	}
-	b.slots[slot] = sw
+	setCounted(&b.slots[slot], sw, &b.nslots)
 }
 
 // slotWaiters are the queues of one slot.

@@ -97,13 +97,13 @@ func randomKey(i int) string { return fmt.Sprintf("key:%012d", (i*7919)%100000) 
 func BenchmarkBatchGetRandom(b *testing.B) {
 	var setup [][]string
 	for i := range 100000 {
-		setup = append(setup, []string{"SET", fmt.Sprintf("key:%012d", i), "xxx"})
+		setup = append(setup, []string{"SET", fmt.Sprintf("key:%012d", i), "val"})
 	}
 	benchmarkBatches(b, setup, func(i int) []string { return []string{"GET", randomKey(i)} })
 }
 
 func BenchmarkBatchSetRandom(b *testing.B) {
-	benchmarkBatches(b, nil, func(i int) []string { return []string{"SET", randomKey(i), "xxx"} })
+	benchmarkBatches(b, nil, func(i int) []string { return []string{"SET", randomKey(i), "val"} })
 }
 
 func BenchmarkBatchIncrRandom(b *testing.B) {

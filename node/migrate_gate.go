@@ -52,15 +52,19 @@ type gates struct {
 
 // setTrack starts (t != nil) or ends tracking of slot; the caller holds
 // the slot's shard.
-func (g *gates) setTrack(slot uint16, t *slotTrack) {
-	old := g.tracks[slot]
-	switch {
-	case old == nil && t != nil:
-		g.ntracks.Add(1)
-	case old != nil && t == nil:
-		defer g.ntracks.Add(-1)
+func (g *gates) setTrack(slot uint16, t *slotTrack) { setCounted(&g.tracks[slot], t, &g.ntracks) }
+
+// setCounted stores v in *p and keeps n, the number of non-nil entries of
+// p's array, in step: raised before an entry appears, lowered after one
+// goes.
+func setCounted[T any](p **T, v *T, n *atomic.Int32) {
+	switch old := *p; {
+	case old == nil && v != nil:
+		n.Add(1)
+	case old != nil && v == nil:
+		defer n.Add(-1)
 	}
-	g.tracks[slot] = t
+	*p = v
 }
 
 // track returns slot's tracking state, or nil.
