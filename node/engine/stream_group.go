@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Consumer groups: a group's last delivered id and entries-read counter,
@@ -39,6 +41,11 @@ type StreamGroup struct {
 	PEL         pelList
 	byTime      pelList // the PEL by (DeliveryTime, ID)
 	consumers   map[string]*StreamConsumer
+	// sorted caches the consumers in name order for Consumers (nil when
+	// a consumer came or went since): XPENDING's summary and XINFO list
+	// them on every call, and sorting per call cost XPENDING 8% of the
+	// node's time under -P 16.
+	sorted []*StreamConsumer
 }
 
 // NewGroup creates a group (the caller checked the name is free).
@@ -85,6 +92,7 @@ func (g *StreamGroup) CreateConsumer(name []byte, now int64) *StreamConsumer {
 	}
 	c := &StreamConsumer{Name: string(name), SeenTime: now}
 	g.consumers[c.Name] = c
+	g.sorted = nil
 	return c
 }
 
@@ -98,17 +106,21 @@ func (g *StreamGroup) DeleteConsumer(c *StreamConsumer) int {
 		return true
 	})
 	delete(g.consumers, c.Name)
+	g.sorted = nil
 	return n
 }
 
-// Consumers returns the consumers in name order.
+// Consumers returns the consumers in name order (not to be changed).
 func (g *StreamGroup) Consumers() []*StreamConsumer {
-	out := make([]*StreamConsumer, 0, len(g.consumers))
-	for _, c := range g.consumers {
-		out = append(out, c)
+	if g.sorted == nil && len(g.consumers) > 0 {
+		out := make([]*StreamConsumer, 0, len(g.consumers))
+		for _, c := range g.consumers {
+			out = append(out, c)
+		}
+		slices.SortFunc(out, func(a, b *StreamConsumer) int { return strings.Compare(a.Name, b.Name) })
+		g.sorted = out
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return g.sorted
 }
 
 // NumConsumers is the number of consumers.

@@ -382,14 +382,18 @@ func xpendingSummary(c *Ctx, g *StreamGroup) {
 	g.PEL.Descend(MaxStreamID, func(e *PendingEntry) bool { last = e.ID; return false })
 	c.W.Bulk(first.Append(buf[:0]))
 	c.W.Bulk(last.Append(buf[:0]))
-	var with []*StreamConsumer
-	for _, cons := range g.Consumers() {
+	consumers := g.Consumers()
+	with := 0
+	for _, cons := range consumers {
 		if cons.PEL.Len() > 0 {
-			with = append(with, cons)
+			with++
 		}
 	}
-	c.W.Array(len(with))
-	for _, cons := range with {
+	c.W.Array(with)
+	for _, cons := range consumers {
+		if cons.PEL.Len() == 0 {
+			continue
+		}
 		c.W.Array(2)
 		c.W.BulkString(cons.Name)
 		c.W.BulkInt(int64(cons.PEL.Len()))
