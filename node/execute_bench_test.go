@@ -117,3 +117,16 @@ func BenchmarkBatchPfcount(b *testing.B) {
 func BenchmarkBatchPfadd(b *testing.B) {
 	benchmarkBatches(b, nil, func(i int) []string { return []string{"PFADD", "hll", "el:" + strconv.Itoa((i*7919)%100000)} })
 }
+
+// BenchmarkBatchXack acknowledges a different pending entry per command,
+// as bench/streams.sh's XACK test: run it with -benchtime Nx, N at most
+// xackPending.
+func BenchmarkBatchXack(b *testing.B) {
+	const xackPending = 500000
+	setup := [][]string{{"XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"}}
+	for i := 1; i <= xackPending; i++ {
+		setup = append(setup, []string{"XADD", "s", "1-" + strconv.Itoa(i), "f", "v"})
+	}
+	setup = append(setup, []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", strconv.Itoa(xackPending), "STREAMS", "s", ">"})
+	benchmarkBatches(b, setup, func(i int) []string { return []string{"XACK", "s", "g", "1-" + strconv.Itoa(i%xackPending+1)} })
+}

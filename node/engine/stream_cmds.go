@@ -408,7 +408,8 @@ func cmdXdel(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids, ok := parseIDList(c, c.Args[2:])
+	var idBuf [8]StreamID
+	ids, ok := parseIDList(c, idBuf[:0], c.Args[2:])
 	if !ok {
 		return
 	}

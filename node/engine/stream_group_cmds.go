@@ -220,7 +220,8 @@ func cmdXack(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	ids, ok := parseIDList(c, c.Args[3:])
+	var idBuf [8]StreamID
+	ids, ok := parseIDList(c, idBuf[:0], c.Args[3:])
 	if !ok {
 		return
 	}

@@ -151,11 +151,12 @@ func parseStrictID(b []byte, missingSeq uint64) (StreamID, bool) {
 	return p.id, ok
 }
 
-// parseIDList reads the ids XDEL and XACK take, strictly: all of them
-// parse before any is used, or it replies the invalid-id error and
+// parseIDList reads the ids XDEL and XACK take, strictly, appending them
+// to dst (a caller's small array keeps the usual one id off the heap): all
+// of them parse before any is used, or it replies the invalid-id error and
 // returns false.
-func parseIDList(c *Ctx, args [][]byte) ([]StreamID, bool) {
-	ids := make([]StreamID, 0, len(args))
+func parseIDList(c *Ctx, dst []StreamID, args [][]byte) ([]StreamID, bool) {
+	ids := dst
 	for _, b := range args {
 		id, ok := parseStrictID(b, 0)
 		if !ok {
