@@ -210,6 +210,21 @@ func (r *Reader) parse(b []byte) ([][]byte, int, error) {
 	}
 	for r.left > 0 {
 		pos := r.pos
+		if size, a, ok := shortBulkHeader(b, pos); ok {
+			// The common case, parsed in one pass (see shortBulkHeader).
+			end := a + size
+			if end+2 > len(b) {
+				r.scan = 0
+				r.need = end + 2
+				return nil, 0, errNeedMore
+			}
+			r.scan = 0
+			r.args = append(r.args, b[a:end:end])
+			r.offs = append(r.offs, a)
+			r.pos = end + 2
+			r.left--
+			continue
+		}
 		cr, tooBig := r.lineEnd(b, pos, '\r')
 		if tooBig {
 			return nil, 0, ErrTooBigBulkCount
@@ -242,6 +257,36 @@ func (r *Reader) parse(b []byte) ([][]byte, int, error) {
 	n := r.pos
 	r.pos, r.need = 0, 0
 	return r.args, n, nil
+}
+
+// shortBulkHeader reads a bulk header "$<n>\r" at b[pos:] whose length
+// has 1 to 5 digits, no leading zero (but "0"), and is at most
+// unauthBulkLen, with a byte after the '\r': what the general path (the
+// line's end, ParseInt, the limits) accepts alike for such a header. It
+// returns the length and where the argument starts; ok false sends any
+// other header, and a header not yet whole, down the general path.
+func shortBulkHeader(b []byte, pos int) (size, start int, ok bool) {
+	if pos+3 >= len(b) || b[pos] != '$' {
+		return 0, 0, false
+	}
+	i := pos + 1
+	if b[i] == '0' && b[i+1] != '\r' {
+		return 0, 0, false
+	}
+	for ; i < len(b) && i-pos <= 5; i++ {
+		c := b[i]
+		if c == '\r' {
+			break
+		}
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		size = size*10 + int(c-'0')
+	}
+	if i == pos+1 || i+1 >= len(b) || b[i] != '\r' || size > unauthBulkLen {
+		return 0, 0, false
+	}
+	return size, i + 2, true
 }
 
 // parseInline parses an inline command line (no leading '*').
@@ -318,6 +363,18 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	var v uint64
+	if len(p) <= 18 { // cannot overflow: skip the per-digit check
+		for _, c := range p {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + uint64(c-'0')
+		}
+		if neg {
+			return -int64(v), true
+		}
+		return int64(v), true
+	}
 	for _, c := range p {
 		if c < '0' || c > '9' {
 			return 0, false

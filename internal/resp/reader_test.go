@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -459,3 +460,36 @@ func TestParseInt(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReaderPipeline parses a pipeline of 16 three-argument commands
+// (PFADD key element), as a node reads redis-benchmark -P 16; ns per
+// command.
+func BenchmarkReaderPipeline(b *testing.B) {
+	var batch []byte
+	for i := range 16 {
+		batch = AppendCommand(batch, [][]byte{[]byte("PFADD"), []byte("hll"), []byte(fmt.Sprintf("el:%d", 10000+i))})
+	}
+	src := &repeatReader{data: batch}
+	r := NewReader(src)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 16 {
+		if err := r.Fill(); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, ok, err := r.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+	}
+}
+
+// repeatReader returns data on every Read.
+type repeatReader struct{ data []byte }
+
+func (r *repeatReader) Read(b []byte) (int, error) { return copy(b, r.data), nil }
