@@ -32,14 +32,7 @@ func TestStreamBlockStress(t *testing.T) {
 		total     = producers * perProd
 	)
 	keys := []string{"{s}a", "{s}b"}
-	dial := func() *difftest.Conn {
-		c, err := difftest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	dial := func() *difftest.Conn { return connDial(t, addr, 2) }
 	setup := dial()
 	for _, k := range keys {
 		if v, err := setup.DoStrings("XGROUP", "CREATE", k, "g", "$", "MKSTREAM"); err != nil || v.IsError() {

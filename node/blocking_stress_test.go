@@ -28,14 +28,7 @@ func TestBlockingStress(t *testing.T) {
 		total     = producers * perProd
 	)
 	keys := []string{"{s}q0", "{s}q1", "{s}q2"}
-	dial := func() *difftest.Conn {
-		c, err := difftest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	dial := func() *difftest.Conn { return connDial(t, addr, 2) }
 
 	var received atomic.Int64
 	var mu sync.Mutex
@@ -349,14 +342,7 @@ func TestBlockedQueryBufferLimit(t *testing.T) {
 // hence many rounds of a list and a stream wait.
 func TestUnblockAsSoonAsCounted(t *testing.T) {
 	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
-	dial := func() *difftest.Conn {
-		c, err := difftest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	dial := func() *difftest.Conn { return connDial(t, addr, 2) }
 	waiter, ctl := dial(), dial()
 	v, err := waiter.DoStrings("CLIENT", "ID")
 	if err != nil {
