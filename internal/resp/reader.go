@@ -416,12 +416,9 @@ func (r *Reader) PeekKeys(dst [][]byte, max int) [][]byte {
 		}
 		var key []byte
 		for i := 0; i < count; i++ {
-			if p >= len(b) || b[p] != '$' {
-				return dst
-			}
-			size, q, ok := peekLen(b, p+1)
-			if !ok || size > MaxBulkLen || size > len(b)-q-2 {
-				return dst
+			size, q, ok := shortBulkHeader(b, p)
+			if !ok || size > len(b)-q-2 {
+				return dst // an argument over 16 KB ends the peek (rare for a key)
 			}
 			if i == 1 {
 				key = b[q : q+size : q+size]
@@ -436,7 +433,7 @@ func (r *Reader) PeekKeys(dst [][]byte, max int) [][]byte {
 	return dst
 }
 
-// peekLen reads the decimal number at b[i:] up to its "\r\n" (at most 9
+// peekLen reads a multibulk count at b[i:] up to its "\r\n" (at most 9
 // digits, no leading zero, as ParseInt accepts) and returns it with the
 // position after the "\r\n".
 func peekLen(b []byte, i int) (n, next int, ok bool) {
