@@ -33,3 +33,33 @@ wait_ping() {
 	echo "nothing answers PING on port $port" >&2
 	exit 1
 }
+
+# start_three_targets starts what bench/lists.sh and bench/streams.sh
+# compare: a plain redis-server, one shardgate node, and the shardgate
+# proxy over 3 more nodes ($work/shardgate, built by the caller), and waits
+# until all answer. It appends their pids to pids and sets redis_port,
+# node_port, proxy_port and the associative array port (redis, node, proxy).
+# Uses work, NODE_PROCS and PROXY_FLAGS.
+start_three_targets() {
+	local i p backends=()
+	redis_port=$(free_port)
+	redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no --dir "$work" --logfile "$work/redis.log" &
+	pids+=($!)
+	node_port=$(free_port)
+	"$work/shardgate" node --addr "127.0.0.1:$node_port" --procs "$NODE_PROCS" --log-level warn 2>"$work/node.log" &
+	pids+=($!)
+	for i in 1 2 3; do
+		p=$(free_port)
+		"$work/shardgate" node --addr "127.0.0.1:$p" --procs "$NODE_PROCS" --log-level warn 2>"$work/node$i.log" &
+		pids+=($!)
+		backends+=("127.0.0.1:$p")
+	done
+	proxy_port=$(free_port)
+	# shellcheck disable=SC2086 # PROXY_FLAGS is deliberately split
+	"$work/shardgate" proxy --addr "127.0.0.1:$proxy_port" --nodes "$(IFS=,; echo "${backends[*]}")" \
+		--log-level warn $PROXY_FLAGS 2>"$work/proxy.log" &
+	pids+=($!)
+	for p in "$redis_port" "$node_port" "$proxy_port" "${backends[@]##*:}"; do wait_ping "$p"; done
+	declare -gA port=([redis]=$redis_port [node]=$node_port [proxy]=$proxy_port)
+}

@@ -42,28 +42,7 @@ done
 echo "building shardgate and bench/queue..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/queue" ./bench/queue)
 
-redis_port=$(free_port)
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no --dir "$work" --logfile "$work/redis.log" &
-pids+=($!)
-node_port=$(free_port)
-"$work/shardgate" node --addr "127.0.0.1:$node_port" --procs "$NODE_PROCS" --log-level warn 2>"$work/node.log" &
-pids+=($!)
-backends=()
-for i in 1 2 3; do
-	p=$(free_port)
-	"$work/shardgate" node --addr "127.0.0.1:$p" --procs "$NODE_PROCS" --log-level warn 2>"$work/node$i.log" &
-	pids+=($!)
-	backends+=("127.0.0.1:$p")
-done
-proxy_port=$(free_port)
-# shellcheck disable=SC2086 # PROXY_FLAGS is deliberately split
-"$work/shardgate" proxy --addr "127.0.0.1:$proxy_port" --nodes "$(IFS=,; echo "${backends[*]}")" \
-	--log-level warn $PROXY_FLAGS 2>"$work/proxy.log" &
-pids+=($!)
-for p in "$redis_port" "$node_port" "$proxy_port" "${backends[@]##*:}"; do wait_ping "$p"; done
-
-declare -A port=([redis]=$redis_port [node]=$node_port [proxy]=$proxy_port)
+start_three_targets
 results=$work/results.csv # round,pipeline,target,test,rps
 : >"$results"
 for round in $(seq "$ROUNDS"); do
