@@ -63,3 +63,30 @@ start_three_targets() {
 	for p in "$redis_port" "$node_port" "$proxy_port" "${backends[@]##*:}"; do wait_ping "$p"; done
 	declare -gA port=([redis]=$redis_port [node]=$node_port [proxy]=$proxy_port)
 }
+
+# bench_init NAME makes the scratch directory work and arranges for the
+# processes in pids, and bench_pid (a benchmark run in the background so
+# that a signal interrupts the wait for it), to be stopped and work
+# removed when the script exits.
+bench_init() {
+	work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-$1.XXXXXX")
+	pids=()
+	bench_pid=
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+	local pid
+	for pid in $bench_pid "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+
+# require TOOL... exits unless every tool is on PATH.
+require() {
+	local tool
+	for tool; do
+		command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+	done
+}

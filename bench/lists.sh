@@ -22,22 +22,10 @@ PROXY_FLAGS=${PROXY_FLAGS:-}
 JOBS=${JOBS:-100000}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-lists.XXXXXX")
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$work"
-}
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for tool in go redis-server redis-cli redis-benchmark; do
-	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
+bench_init lists
+require go redis-server redis-cli redis-benchmark
 
 echo "building shardgate and bench/queue..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/queue" ./bench/queue)

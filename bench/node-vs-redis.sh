@@ -53,28 +53,10 @@ COUNTING=${COUNTING:-1}
 NODE_PROCS=${NODE_PROCS:-0}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-bench.XXXXXX")
-pids=()
-bench_pid=
-
-cleanup() {
-	local pid
-	for pid in $bench_pid "${pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${pids[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for tool in go redis-server redis-cli redis-benchmark; do
-	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
+bench_init bench
+require go redis-server redis-cli redis-benchmark
 
 
 

@@ -34,22 +34,10 @@ NODE_PROCS=${NODE_PROCS:-0}
 PROXY_FLAGS=${PROXY_FLAGS:-}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-streams.XXXXXX")
-pids=()
-cleanup() {
-	local pid
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$work"
-}
 # shellcheck source=bench/lib.sh
 source "$root/bench/lib.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for tool in go redis-server redis-cli; do
-	command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
-done
+bench_init streams
+require go redis-server redis-cli
 
 echo "building shardgate and bench/streamq..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/streamq" ./bench/streamq)
