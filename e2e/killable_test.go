@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -89,4 +91,30 @@ func (k *killable) logsText(label string) string {
 		fmt.Fprintf(&b, "--- node %s, start %d:\n%s\n", label, i+1, l)
 	}
 	return b.String()
+}
+
+// startSelfWorker runs this test binary, limited to the test named run, as
+// a separate process with env ("NAME=value") added to its environment, and
+// returns it and its standard output. The workload tests use it for a
+// worker that dies by SIGKILL mid-batch; cleanup kills it unless it has
+// been waited for.
+func startSelfWorker(t *testing.T, run, env string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	proc := exec.Command(os.Args[0], "-test.run=^"+run+"$")
+	proc.Env = append(os.Environ(), env)
+	out, err := proc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Stderr = os.Stderr
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if proc.ProcessState == nil {
+			proc.Process.Kill()
+			proc.Wait()
+		}
+	})
+	return proc, out
 }

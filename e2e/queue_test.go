@@ -158,22 +158,7 @@ func TestQueueReliable(t *testing.T) {
 	// own process); it prints "done <job>" after each LREM, and "holding
 	// <job>" once it has taken its 2501st job, which it never completes.
 	const procVictim = "proc"
-	proc := exec.Command(os.Args[0], "-test.run=^TestQueueWorkerProcess$")
-	proc.Env = append(os.Environ(), queueWorkerEnv+"="+paddr+","+procVictim+",2500")
-	procOut, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc.Stderr = os.Stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if proc.ProcessState == nil {
-			proc.Process.Kill()
-			proc.Wait()
-		}
-	})
+	proc, procOut := startSelfWorker(t, "TestQueueWorkerProcess", queueWorkerEnv+"="+paddr+","+procVictim+",2500")
 	procHeld := make(chan string, 1)
 	procDone := make(chan struct{})
 	go func() {

@@ -189,22 +189,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 	// processed (before its XACK), and "holding <n>" once it has read its
 	// batch number streamVictimAfter+1, which it never processes.
 	const procVictim = "proc"
-	proc := exec.Command(os.Args[0], "-test.run=^TestStreamWorkerProcess$")
-	proc.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%s,%d", streamWorkerEnv, paddr, procVictim, streamVictimAfter))
-	procOut, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc.Stderr = os.Stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if proc.ProcessState == nil {
-			proc.Process.Kill()
-			proc.Wait()
-		}
-	})
+	proc, procOut := startSelfWorker(t, "TestStreamWorkerProcess", fmt.Sprintf("%s=%s,%s,%d", streamWorkerEnv, paddr, procVictim, streamVictimAfter))
 	procHeld := make(chan int, 1)
 	procDone := make(chan struct{})
 	go func() {
