@@ -211,12 +211,7 @@ echo "Write throughput: shardgate node vs redis-server $(redis-server --version 
 echo
 echo "| appendfsync | command | redis rps (median) | shardgate rps (median) | shardgate/redis per round | shardgate/redis (median) |"
 echo "|-------------|---------|-------------------:|-----------------------:|---------------------------|-------------------------:|"
-awk -F, -v rounds="$ROUNDS" '
-	function median(list,    n, a, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F, -v rounds="$ROUNDS" "$awk_median"'
 	{
 		key = $2 SUBSEP $4
 		if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }

@@ -90,3 +90,14 @@ require() {
 		command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 	done
 }
+
+# awk_median is an awk function, median(list), giving the median of a
+# space-separated list of numbers; put it in front of an awk program:
+# awk "$awk_median"'{ ... median(x) ... }'.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+awk_median='
+	function median(list,    n, a, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}'

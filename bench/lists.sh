@@ -55,12 +55,7 @@ echo
 echo "Lists: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), one shardgate node, the proxy over 3 nodes;" \
 	"$CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
 echo
-awk -F, -v rounds="$ROUNDS" '
-	function median(list,    n, a, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F, -v rounds="$ROUNDS" "$awk_median"'
 	{
 		key = $4 SUBSEP $2
 		if (!(key in seen)) { seen[key] = 1; order[++nk] = key }

@@ -144,12 +144,7 @@ echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\(
 echo
 echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis | redis CPU µs/req | node CPU µs/req | node/redis CPU |"
 echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|-----------------:|----------------:|---------------:|"
-awk -F, -v rounds="$ROUNDS" '
-	function median(list,    n, a, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F, -v rounds="$ROUNDS" "$awk_median"'
 	{
 		key = $4 SUBSEP $2
 		if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }

@@ -67,12 +67,7 @@ echo "Streams: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*
 	"bench/streamq, $CLIENTS clients, $REQUESTS requests per run (XREADGROUP $((REQUESTS / 4))), $ROUNDS rounds, $(nproc) cores," \
 	"node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
 echo
-awk -F, '
-	function median(list,    n, a, i, j, t) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F, "$awk_median"'
 	BEGIN {
 		name["xadd"] = "XADD"; name["xreadgroup"] = "XREADGROUP COUNT 10"; name["xack"] = "XACK"
 		name["xpending"] = "XPENDING - + 10"; name["xpending_summary"] = "XPENDING (summary)"
