@@ -15,6 +15,12 @@ const supported = true
 // larger reads and writes on sockets).
 const maxRW = 1 << 30
 
+// setup makes the callbacks Read and Write hand to the poller.
+func (c *Conn) setup() {
+	c.readFn = c.rd.read
+	c.writeFn = c.wr.write
+}
+
 // Read reads into b; it waits on the poller while nothing is there.
 func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
@@ -23,27 +29,12 @@ func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) > maxRW {
 		b = b[:maxRW]
 	}
-	var (
-		n     int
-		errno syscall.Errno
-	)
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case 0:
-				n = int(r)
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait on the poller, then call again
-			default:
-				errno = e
-				return true
-			}
-		}
-	})
+	c.rmu.Lock()
+	c.rd = op{b: b}
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rd.n, c.rd.errno
+	c.rd.b = nil // keep no reference to the caller's buffer
+	c.rmu.Unlock()
 	switch {
 	case err != nil: // closed, or a deadline passed
 		return 0, c.opError("read", err)
@@ -55,33 +46,35 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// read is Read's callback for RawConn.Read: one read(2), retried on
+// EINTR; false (EAGAIN) has the poller wait and call it again.
+func (o *op) read(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&o.b[0])), uintptr(len(o.b)))
+		switch e {
+		case 0:
+			o.n = int(r)
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait on the poller, then call again
+		default:
+			o.errno = e
+			return true
+		}
+	}
+}
+
 // Write writes all of b, waiting on the poller while the socket's buffer
 // is full.
 func (c *Conn) Write(b []byte) (int, error) {
-	var (
-		n     int
-		errno syscall.Errno
-	)
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			chunk := b[n:]
-			if len(chunk) > maxRW {
-				chunk = chunk[:maxRW]
-			}
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&chunk[0])), uintptr(len(chunk)))
-			switch e {
-			case 0:
-				n += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	c.wmu.Lock()
+	c.wr = op{b: b}
+	err := c.rc.Write(c.writeFn)
+	n, errno := c.wr.n, c.wr.errno
+	c.wr.b = nil
+	c.wmu.Unlock()
 	switch {
 	case err != nil:
 		return n, c.opError("write", err)
@@ -89,4 +82,27 @@ func (c *Conn) Write(b []byte) (int, error) {
 		return n, c.opError("write", os.NewSyscallError("write", errno))
 	}
 	return n, nil
+}
+
+// write is Write's callback for RawConn.Write: write(2) until all of o.b
+// is out; false (EAGAIN) has the poller wait and call it again.
+func (o *op) write(fd uintptr) bool {
+	for o.n < len(o.b) {
+		chunk := o.b[o.n:]
+		if len(chunk) > maxRW {
+			chunk = chunk[:maxRW]
+		}
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&chunk[0])), uintptr(len(chunk)))
+		switch e {
+		case 0:
+			o.n += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			o.errno = e
+			return true
+		}
+	}
+	return true
 }

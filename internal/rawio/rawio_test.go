@@ -181,6 +181,67 @@ func TestSyscallConnGivesTheDescriptor(t *testing.T) {
 	}
 }
 
+// TestReadWriteDoNotAllocate: a read or write that succeeds allocates
+// nothing (a callback made per call used to, on every request).
+func TestReadWriteDoNotAllocate(t *testing.T) {
+	if !supported {
+		t.Skip("no raw system calls on this platform")
+	}
+	c, peer := pair(t)
+	msg := []byte("+PONG\r\n")
+	buf := make([]byte, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(peer, buf[:len(msg)]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := peer.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf[:len(msg)]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per write and read, want 0", allocs)
+	}
+}
+
+// TestConcurrentReaders: net.Conn allows several goroutines to read at
+// once; each gets whole bytes of its own, and together all of them.
+func TestConcurrentReaders(t *testing.T) {
+	c, peer := pair(t)
+	const readers, total = 4, 1 << 16
+	got := make(chan int, readers)
+	for range readers {
+		go func() {
+			n := 0
+			buf := make([]byte, 100)
+			for {
+				m, err := c.Read(buf)
+				n += m
+				if err != nil {
+					got <- n
+					return
+				}
+			}
+		}()
+	}
+	if _, err := peer.Write(bytes.Repeat([]byte("x"), total)); err != nil {
+		t.Fatal(err)
+	}
+	peer.Close()
+	sum := 0
+	for range readers {
+		sum += <-got
+	}
+	if sum != total {
+		t.Fatalf("readers got %d bytes in all, want %d", sum, total)
+	}
+}
+
 func BenchmarkReadWrite(b *testing.B) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
