@@ -107,14 +107,6 @@ func startSelfWorker(t *testing.T, run, env string) (*exec.Cmd, io.Reader) {
 		t.Fatal(err)
 	}
 	proc.Stderr = os.Stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if proc.ProcessState == nil {
-			proc.Process.Kill()
-			proc.Wait()
-		}
-	})
+	startOrFail(t, proc)
 	return proc, out
 }

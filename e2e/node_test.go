@@ -104,6 +104,14 @@ func startLogged(t *testing.T, cmd *exec.Cmd) *lineLog {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startOrFail(t, cmd)
+	return newLineLog(stderr)
+}
+
+// startOrFail starts cmd, failing the test if it cannot, and kills it at
+// the end of the test unless it has been waited for.
+func startOrFail(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +121,6 @@ func startLogged(t *testing.T, cmd *exec.Cmd) *lineLog {
 			cmd.Wait()
 		}
 	})
-	return newLineLog(stderr)
 }
 
 func send(t *testing.T, c net.Conn, br *bufio.Reader, cmd, want string) {

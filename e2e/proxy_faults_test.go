@@ -28,15 +28,7 @@ func TestProxyNodeFaults(t *testing.T) {
 	victim, addr1, _ := startNode(t, bin)
 	cmd := exec.Command(bin, "proxy", "--addr", "127.0.0.1:0", "--nodes", addr0+","+addr1,
 		"--node-timeout", "300ms", "--redial-backoff", "50ms")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	plog := newLineLog(stderr)
+	plog := startLogged(t, cmd)
 	paddr := plog.wait(t, proxyListeningRE)
 
 	topo, err := proxy.NewStaticTopology([]string{addr0, addr1})

@@ -40,18 +40,7 @@ func startProxyCluster(t *testing.T, bin string, extra ...string) string {
 	}
 	args := append([]string{"proxy", "--addr", "127.0.0.1:0", "--nodes", strings.Join(nodes, ",")}, extra...)
 	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return newLineLog(stderr).wait(t, proxyListeningRE)
+	return startLogged(t, cmd).wait(t, proxyListeningRE)
 }
 
 func testContext(t *testing.T) context.Context {
@@ -353,15 +342,7 @@ func TestUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					cmd.Process.Kill()
-					cmd.Wait()
-				}
-			})
+			startOrFail(t, cmd)
 			out, errLog := newLineLog(stdout), newLineLog(stderr)
 			port := out.wait(t, upTryRE)
 			if _, p, _ := net.SplitHostPort(addr); port != p {

@@ -114,15 +114,7 @@ func TestStreamsAtLeastOnce(t *testing.T) {
 		nodes = append(nodes, addr)
 	}
 	cmd := exec.Command(bin, "proxy", "--addr", "127.0.0.1:0", "--nodes", strings.Join(nodes, ","))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	paddr := newLineLog(stderr).wait(t, proxyListeningRE)
+	paddr := startLogged(t, cmd).wait(t, proxyListeningRE)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
