@@ -5,9 +5,9 @@ import (
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
-// CLUSTER SLOTS, SHARDS, NODES, INFO and MYID, and READONLY, READWRITE and
-// ASKING: what cluster-aware clients (go-redis's ClusterClient, redis-cli
-// -c and --cluster check) ask a cluster node. The replies are Redis
+// CLUSTER SLOTS, SHARDS, NODES, INFO, MYID and REPLICAS (SLAVES), and
+// READONLY, READWRITE and ASKING: what cluster-aware clients (go-redis's
+// ClusterClient, redis-cli -c and --cluster check) ask a cluster node. The replies are Redis
 // 7.0.15's (internal/clusterfmt) for the cluster the Ownership describes;
 // a standalone node describes a cluster of one master owning every slot,
 // at the address the client connected to, at epoch 0: what a lone Redis
@@ -24,6 +24,9 @@ func registerClusterCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	h["cluster|nodes"] = view(clusterfmt.WriteNodes)
 	h["cluster|info"] = view(clusterfmt.WriteInfo)
 	h["cluster|myid"] = view(clusterfmt.WriteMyID)
+	replicas := func(c *client, args [][]byte) { clusterfmt.WriteReplicas(&c.w, s.clusterLayout(c), args[2]) }
+	h["cluster|replicas"] = replicas
+	h["cluster|slaves"] = replicas
 	ok := func(c *client, args [][]byte) { c.w.OK() }
 	h["readonly"] = ok
 	h["readwrite"] = ok

@@ -62,6 +62,16 @@ func TestClusterSlotsSeveralProxies(t *testing.T) {
 	if v := do(t, c, "CLUSTER", "MYID"); v.Text() != string(e.self) {
 		t.Errorf("CLUSTER MYID %v", v)
 	}
+	// Every master of the view (the proxies) has no replicas; an id not in
+	// the view gets Redis's error, as does a missing argument.
+	for _, sub := range []string{"REPLICAS", "slaves"} {
+		for _, id := range []cluster.NodeID{e.self, other} {
+			want(t, "CLUSTER "+sub+" "+string(id), do(t, c, "CLUSTER", sub, string(id)), difftest.ArrayOf())
+		}
+		want(t, "CLUSTER "+sub+" of an unknown id", do(t, c, "CLUSTER", sub, "abc"), difftest.Err("ERR Unknown node abc"))
+		want(t, "CLUSTER "+sub+" without an id", do(t, c, "CLUSTER", sub),
+			difftest.Err("ERR wrong number of arguments for 'cluster|"+strings.ToLower(sub)+"' command"))
+	}
 
 	e.src.Set(e.view(&tab, nil, proxyMember(other, "127.0.0.1:7999", cluster.StateDead)))
 	waitFor(t, "one proxy in CLUSTER SLOTS", promptly, func() bool { return len(do(t, c, "CLUSTER", "SLOTS").Elems) == 1 })

@@ -101,23 +101,37 @@ func clusterSubcommand(name []byte) func(c *client, args [][]byte) {
 	return nil
 }
 
+// clusterCmds are the CLUSTER subcommands the proxy answers from its own
+// view; write gets the subcommand's arguments after its name (nargs of
+// them).
 var clusterCmds = []struct {
 	name  string
-	write func(w *resp.Writer, l *clusterfmt.Layout)
+	nargs int
+	write func(w *resp.Writer, l *clusterfmt.Layout, args [][]byte)
 	run   func(c *client, args [][]byte)
 }{
-	{name: "slots", write: clusterfmt.WriteSlots},
-	{name: "shards", write: clusterfmt.WriteShards},
-	{name: "nodes", write: clusterfmt.WriteNodes},
-	{name: "info", write: clusterfmt.WriteInfo},
-	{name: "myid", write: clusterfmt.WriteMyID},
+	{name: "slots", write: noArgs(clusterfmt.WriteSlots)},
+	{name: "shards", write: noArgs(clusterfmt.WriteShards)},
+	{name: "nodes", write: noArgs(clusterfmt.WriteNodes)},
+	{name: "info", write: noArgs(clusterfmt.WriteInfo)},
+	{name: "myid", write: noArgs(clusterfmt.WriteMyID)},
+	{name: "replicas", nargs: 1, write: writeReplicas},
+	{name: "slaves", nargs: 1, write: writeReplicas},
+}
+
+func noArgs(write func(*resp.Writer, *clusterfmt.Layout)) func(*resp.Writer, *clusterfmt.Layout, [][]byte) {
+	return func(w *resp.Writer, l *clusterfmt.Layout, _ [][]byte) { write(w, l) }
+}
+
+func writeReplicas(w *resp.Writer, l *clusterfmt.Layout, args [][]byte) {
+	clusterfmt.WriteReplicas(w, l, args[0])
 }
 
 func init() {
 	for i := range clusterCmds {
 		v := &clusterCmds[i]
 		v.run = func(c *client, args [][]byte) {
-			if len(args) != 2 {
+			if len(args) != 2+v.nargs {
 				c.local.Error(fmt.Sprintf(resp.ErrWrongArgs, "cluster|"+v.name))
 				return
 			}
@@ -135,7 +149,7 @@ func init() {
 					return
 				}
 			}
-			v.write(&c.local, l)
+			v.write(&c.local, l, args[2:])
 		}
 	}
 }

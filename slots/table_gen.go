@@ -774,6 +774,39 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "replicas", Arity: 3,
+				Flags: FlagAdmin | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "List replica nodes of the specified master node",
+					Since:      "5.0.0",
+					Group:      "cluster",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "node-id", Type: "string", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "slaves", Arity: 3,
+				Flags: FlagAdmin | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:         "List replica nodes of the specified master node",
+					Since:           "3.0.0",
+					Group:           "cluster",
+					Complexity:      "O(1)",
+					Flags:           []string{"deprecated"},
+					DeprecatedSince: "5.0.0",
+					ReplacedBy:      "`CLUSTER REPLICAS`",
+					Args: []Arg{
+						{Name: "node-id", Type: "string", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow,

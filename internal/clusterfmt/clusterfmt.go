@@ -16,6 +16,7 @@
 package clusterfmt
 
 import (
+	"fmt"
 	"net"
 	"sort"
 	"strconv"
@@ -154,6 +155,20 @@ func WriteMyID(w *resp.Writer, l *Layout) {
 		id = s.ID
 	}
 	w.BulkString(id)
+}
+
+// WriteReplicas writes CLUSTER REPLICAS (or SLAVES) id: the node's
+// replicas, one CLUSTER NODES line each. Every node a Layout holds is a
+// master without replicas, so a known id gets an empty array and any other
+// Redis's error; ids compare byte for byte, as Redis's node table does.
+func WriteReplicas(w *resp.Writer, l *Layout, id []byte) {
+	for i := range l.Nodes {
+		if l.Nodes[i].ID == string(id) {
+			w.Array(0)
+			return
+		}
+	}
+	w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
 }
 
 // slotRange is a range with the node serving it.

@@ -180,6 +180,7 @@ func diffAll(t *testing.T, c *difftest.RedisCluster, skip func(n *difftest.Clust
 					t.Errorf("%s RESP%d %s:\nredis: %s\nours:  %s", n.Addr, proto, strings.Join(v.args, " "), real, ours)
 				}
 			}
+			diffReplicas(t, n, conn, proto, l)
 			conn.Close()
 		}
 	}
@@ -322,5 +323,30 @@ func TestLayoutEdges(t *testing.T) {
 	}
 	if got := clusterfmt.Single(a, "h", 1, 0).State(); got != "ok" {
 		t.Errorf("Single state %s", got)
+	}
+}
+
+// diffReplicas compares CLUSTER REPLICAS and SLAVES for every node the
+// real node knows (each a master without replicas), an unknown id, a known
+// id in capitals and an id with a line break in it.
+func diffReplicas(t *testing.T, n *difftest.ClusterNode, conn *difftest.Conn, proto int, l *clusterfmt.Layout) {
+	t.Helper()
+	ids := []string{"abc", strings.ToUpper(l.Nodes[0].ID), "x\r\ny"}
+	for _, node := range l.Nodes {
+		ids = append(ids, node.ID)
+	}
+	for _, sub := range []string{"REPLICAS", "SLAVES"} {
+		for _, id := range ids {
+			real, err := conn.DoStrings("CLUSTER", sub, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours := render(t, proto, l, func(w *resp.Writer, l *clusterfmt.Layout) {
+				clusterfmt.WriteReplicas(w, l, []byte(id))
+			})
+			if !difftest.Equal(real, ours) {
+				t.Errorf("%s RESP%d CLUSTER %s %q:\nredis: %s\nours:  %s", n.Addr, proto, sub, id, real, ours)
+			}
+		}
 	}
 }

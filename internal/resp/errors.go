@@ -87,6 +87,7 @@ const (
 	ErrClientIDRange       = "ERR client-id should be greater than 0"
 	ErrInvalidClientID     = "ERR Invalid client ID"
 	ErrUnknownClientType   = "ERR Unknown client type '%s'"
+	ErrUnknownNode         = "ERR Unknown node %s" // CLUSTER REPLICAS/SLAVES
 	ErrNoSuchUser          = "ERR No such user '%s'"
 	ErrConfigSetUnknown    = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
 	ErrConfigSetFailed     = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
