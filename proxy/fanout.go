@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"strconv"
 
@@ -186,6 +187,7 @@ func cmdScan(c *client, args [][]byte) {
 	for i := 2; i < len(sub); i++ {
 		sub[i] = append([]byte(nil), sub[i]...)
 	}
+	filtered := scanFiltered(args)
 	var (
 		keys []resp.Value
 		next uint64
@@ -203,17 +205,23 @@ func cmdScan(c *client, args [][]byte) {
 		}
 		keys = append(keys, v.Elems[1].Elems...)
 		next, _ = strconv.ParseUint(string(v.Elems[0].Str), 10, 64)
+		rangeDone := false
 		if end := rt.rangeEnd(n, slot); next == 0 || int(next>>scanPosBits) > end {
 			// The node is done with this range of slots: go on with
 			// the first slot after it.
+			rangeDone = true
 			next = 0
 			if end+1 < slots.Count {
 				next = uint64(end+1) << scanPosBits
 			}
 		}
-		// Keep going while pages come back empty, so a client is not
-		// handed a string of empty pages across nodes.
-		if len(keys) > 0 || next == 0 {
+		// An unfiltered empty page from a node done with its range means
+		// the range had nothing left, so asking the next node costs
+		// little, and spares the client a string of empty pages across
+		// nodes. Anything else ends the call: a MATCH or TYPE scan may
+		// find nothing for a long way, and each SCAN call must stay
+		// about COUNT keys of work, as in Redis, empty page or not.
+		if len(keys) > 0 || next == 0 || !rangeDone || filtered {
 			break
 		}
 		cursor = next
@@ -226,6 +234,17 @@ func cmdScan(c *client, args [][]byte) {
 		c.local.Bulk(k.Str)
 	}
 	c.addLocal(mark)
+}
+
+// scanFiltered reports whether a SCAN's options (after the cursor) hold
+// MATCH or TYPE, which can leave pages empty in the middle of a range.
+func scanFiltered(args [][]byte) bool {
+	for i := 2; i+1 < len(args); i += 2 {
+		if bytes.EqualFold(args[i], []byte("match")) || bytes.EqualFold(args[i], []byte("type")) {
+			return true
+		}
+	}
+	return false
 }
 
 // scanPosBits is where a node's SCAN cursor keeps the slot.

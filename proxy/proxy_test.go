@@ -352,3 +352,54 @@ func TestKeysInSlotRoutedBySlot(t *testing.T) {
 		t.Errorf("COUNTKEYSINSLOT 16384 = %v", v)
 	}
 }
+
+// TestScanBoundedWork: a SCAN call through the proxy asks one node for
+// one page when the scan is filtered, so a pattern that matches nothing
+// gives empty pages with a cursor that goes on, as Redis's does, instead of
+// one call that walks the whole keyspace; the whole iteration still finds
+// every matching key once.
+func TestScanBoundedWork(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	const n = 600
+	for i := range n {
+		do(t, c, "SET", fmt.Sprint("key:", i), "v")
+	}
+	v := do(t, c, "SCAN", "0", "MATCH", "nomatch", "COUNT", "5")
+	if v.Elems[0].Text() == "0" || len(v.Elems[1].Elems) != 0 {
+		t.Errorf("SCAN 0 MATCH nomatch COUNT 5 = %v; want an empty page and a cursor that goes on", v)
+	}
+	for _, opts := range [][]string{{"MATCH", "key:1*"}, {"TYPE", "string"}, {"match", "key:1*", "COUNT", "3"}} {
+		seen := map[string]int{}
+		want := 0
+		for i := range n {
+			if opts[0] != "TYPE" && !strings.HasPrefix(fmt.Sprint("key:", i), "key:1") {
+				continue
+			}
+			want++
+		}
+		cursor, calls := "0", 0
+		for {
+			calls++
+			v := do(t, c, append([]string{"SCAN", cursor}, opts...)...)
+			cursor = v.Elems[0].Text()
+			for _, k := range v.Elems[1].Elems {
+				seen[k.Text()]++
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+		if len(seen) != want {
+			t.Errorf("SCAN %v saw %d keys, want %d", opts, len(seen), want)
+		}
+		for k, cnt := range seen {
+			if cnt != 1 {
+				t.Errorf("SCAN %v returned %s %d times", opts, k, cnt)
+			}
+		}
+		if calls < 3 {
+			t.Errorf("SCAN %v took %d calls; a filtered scan should take one node page per call", opts, calls)
+		}
+	}
+}
