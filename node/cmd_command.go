@@ -23,6 +23,7 @@ func registerCommandCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	h["command|info"] = s.cmdCommandInfo
 	h["command|docs"] = s.cmdCommandDocs
 	h["command|getkeys"] = s.cmdCommandGetKeys
+	h["command|getkeysandflags"] = s.cmdCommandGetKeysAndFlags
 	h["command|list"] = s.cmdCommandList
 	h["command|help"] = s.cmdCommandHelp
 }
@@ -119,6 +120,55 @@ func (s *Server) cmdCommandDocs(c *client, args [][]byte) {
 // cmdCommandGetKeys is COMMAND GETKEYS command [arg ...], with Redis's
 // checks in Redis's order.
 func (s *Server) cmdCommandGetKeys(c *client, args [][]byte) {
+	full, cmd := getKeysTarget(c, args)
+	if cmd == nil {
+		return
+	}
+	keys := cmd.KeyIndexes(full, nil)
+	if len(keys) == 0 {
+		getKeysNone(c, cmd)
+		return
+	}
+	c.w.Array(len(keys))
+	for _, i := range keys {
+		c.w.Bulk(full[i])
+	}
+}
+
+// cmdCommandGetKeysAndFlags is COMMAND GETKEYSANDFLAGS command [arg ...]:
+// GETKEYS with each key's flags (a set of simple strings, as in a key
+// spec of COMMAND INFO).
+func (s *Server) cmdCommandGetKeysAndFlags(c *client, args [][]byte) {
+	full, cmd := getKeysTarget(c, args)
+	if cmd == nil {
+		return
+	}
+	refs := cmd.KeyRefs(full)
+	if len(refs) == 0 {
+		getKeysNone(c, cmd)
+		return
+	}
+	c.w.Array(len(refs))
+	for _, r := range refs {
+		c.w.Array(2)
+		c.w.Bulk(full[r.Index])
+		writeKeyFlags(&c.w, r.Flags)
+	}
+}
+
+// getKeysNone answers GETKEYS or GETKEYSANDFLAGS when no key was found.
+func getKeysNone(c *client, cmd *slots.Command) {
+	if cmd.Has(slots.FlagNoMandatoryKeys) {
+		c.w.Array(0)
+	} else {
+		c.w.Error(resp.ErrGetKeysInvalidArgs)
+	}
+}
+
+// getKeysTarget checks the command COMMAND GETKEYS[ANDFLAGS] asks about,
+// in Redis's order, and returns it with its arguments; a nil command
+// means the error has been written.
+func getKeysTarget(c *client, args [][]byte) ([][]byte, *slots.Command) {
 	full := args[2:]
 	cmd := slots.Lookup(full[0])
 	if cmd != nil && len(cmd.Subcommands) > 0 && len(full) > 1 {
@@ -127,27 +177,15 @@ func (s *Server) cmdCommandGetKeys(c *client, args [][]byte) {
 	switch {
 	case cmd == nil:
 		c.w.Error(resp.ErrGetKeysInvalidCommand)
-		return
+		return nil, nil
 	case !cmd.HasKeys():
 		c.w.Error(resp.ErrGetKeysNoKeys)
-		return
+		return nil, nil
 	case !cmd.CheckArity(len(full)):
 		c.w.Error(resp.ErrGetKeysArity)
-		return
+		return nil, nil
 	}
-	keys := cmd.KeyIndexes(full, nil)
-	if len(keys) == 0 {
-		if cmd.Has(slots.FlagNoMandatoryKeys) {
-			c.w.Array(0)
-		} else {
-			c.w.Error(resp.ErrGetKeysInvalidArgs)
-		}
-		return
-	}
-	c.w.Array(len(keys))
-	for _, i := range keys {
-		c.w.Bulk(full[i])
-	}
+	return full, cmd
 }
 
 // cmdCommandList is COMMAND LIST [FILTERBY MODULE name | ACLCAT category |

@@ -65,6 +65,23 @@ func writeCommandInfo(w *resp.Writer, cmd *slots.Command) {
 	}
 }
 
+// writeKeyFlags writes key spec flags as Redis's addReplyFlagsForKeyArgs
+// does: a set of simple strings, in Redis's order.
+func writeKeyFlags(w *resp.Writer, flags slots.KeySpecFlag) {
+	n := 0
+	for _, f := range slots.KeySpecFlagNames {
+		if flags&f.Flag != 0 {
+			n++
+		}
+	}
+	w.Set(n)
+	for _, f := range slots.KeySpecFlagNames {
+		if flags&f.Flag != 0 {
+			w.Simple(f.Name)
+		}
+	}
+}
+
 func writeKeySpec(w *resp.Writer, ks *slots.KeySpec) {
 	if ks.Notes != "" {
 		w.Map(4)
@@ -74,18 +91,7 @@ func writeKeySpec(w *resp.Writer, ks *slots.KeySpec) {
 		w.Map(3)
 	}
 	w.BulkString("flags")
-	n := 0
-	for _, f := range slots.KeySpecFlagNames {
-		if ks.Flags&f.Flag != 0 {
-			n++
-		}
-	}
-	w.Set(n)
-	for _, f := range slots.KeySpecFlagNames {
-		if ks.Flags&f.Flag != 0 {
-			w.Simple(f.Name)
-		}
-	}
+	writeKeyFlags(w, ks.Flags)
 
 	w.BulkString("begin_search")
 	w.Map(2)

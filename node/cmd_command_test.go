@@ -142,6 +142,35 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 	p.Do(t, "COMMAND", "GETKEYS")
 }
 
+// TestCommandGetKeysAndFlagsMatchesRedis checks the reply's shape (the
+// flags are a set in RESP3) and the error cases; slots.KeyRefs is compared
+// with Redis for every command in package slots.
+func TestCommandGetKeysAndFlagsMatchesRedis(t *testing.T) {
+	p := difftest.Start(t)
+	for _, args := range [][]string{
+		{"GET", "k"},
+		{"SET", "k", "v"},
+		{"SET", "k", "v", "GET"},
+		{"BITFIELD", "k", "GET", "u8", "0"},
+		{"BITFIELD", "k", "INCRBY", "u8", "0", "1"},
+		{"LMOVE", "a", "b", "LEFT", "RIGHT"},
+		{"LMPOP", "02", "a", "b", "LEFT"},
+		{"MSET", "a", "1", "b", "2"},
+		{"MSET", "a"},
+		{"GET"},
+		{"nosuch", "a"},
+		{"PING", "a"},
+		{"CLIENT", "SETNAME", "x"},
+		{"OBJECT", "ENCODING", "k"},
+		{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", "0", "0"},
+	} {
+		full := append([]string{"COMMAND", "GETKEYSANDFLAGS"}, args...)
+		p.Do(t, full...)
+		p.DoProto(t, 3, full...)
+	}
+	p.Do(t, "COMMAND", "GETKEYSANDFLAGS")
+}
+
 func TestCommandMiscMatchesRedis(t *testing.T) {
 	p := difftest.Start(t)
 	for _, args := range [][]string{

@@ -905,6 +905,17 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "getkeysandflags", Arity: -4,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Extract keys and access flags given a full Redis command",
+					Since:      "7.0.0",
+					Group:      "server",
+					Complexity: "O(N) where N is the number of arguments to the command",
+				},
+			},
+			{
 				Name: "docs", Arity: -2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,
