@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -8,8 +11,8 @@ import (
 // CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT: what a node holds in one
 // slot, as cluster tools ask it. Keys that expired but are not yet
 // removed count, as in Redis (its slot index holds them too).
-// GETKEYSINSLOT returns the slot's keys in no particular order (Redis:
-// newest first), so a partial listing may pick other keys than Redis.
+// GETKEYSINSLOT lists the newest keys first, as Redis does (it keeps a
+// list per slot and adds new keys at its head).
 
 func registerClusterCmds(h map[string]Handler) {
 	h["cluster|countkeysinslot"] = cmdCountKeysInSlot
@@ -46,17 +49,23 @@ func cmdGetKeysInSlot(c *Ctx) {
 		c.W.Error(resp.ErrInvalidSlotOrKeys)
 		return
 	}
-	var keys []string
+	type keyAge struct {
+		key     string
+		created uint64
+	}
+	var keys []keyAge
 	c.withShard(int(slot), func(s *Shard) {
-		for k := range s.keys.all() {
-			if int64(len(keys)) >= limit {
-				break
-			}
-			keys = append(keys, k)
+		if limit == 0 {
+			return
+		}
+		for k, e := range s.keys.all() {
+			keys = append(keys, keyAge{k, e.created})
 		}
 	})
+	slices.SortFunc(keys, func(a, b keyAge) int { return cmp.Compare(b.created, a.created) })
+	keys = keys[:min(int64(len(keys)), limit)]
 	c.W.Array(len(keys))
 	for _, k := range keys {
-		c.W.BulkString(k)
+		c.W.BulkString(k.key)
 	}
 }

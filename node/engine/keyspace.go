@@ -99,6 +99,11 @@ type Entry struct {
 	Str    []byte // KindString
 	Val    any    // other kinds
 	Expire int64  // absolute unix milliseconds; 0 means no expiry
+	// created orders the keys of a slot by creation for CLUSTER
+	// GETKEYSINSLOT (newest first, as Redis's per-slot key list). A
+	// replaced value keeps its key's number; a deleted and re-created
+	// key gets a new one. It fills the entry's 64-byte size class.
+	created uint64
 }
 
 // Watch is one client's WATCH state: any change to a watched key sets
@@ -136,6 +141,8 @@ type Keyspace struct {
 	// used holds the shards with at least one key, so keyless walks
 	// (SCAN, KEYS, DBSIZE, RANDOMKEY) skip empty shards.
 	used shardSet
+	// keysCreated numbers new keys (Entry.created).
+	keysCreated atomic.Uint64
 	// scanSeed orders the keys of a shard for SCAN's cursor (scan.go).
 	scanSeed maphash.Seed
 	// cycle is the active expiry cycle's state between runs (expire.go).
@@ -268,11 +275,15 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	}
 	old := s.keys.set(ks.keySeed, key, e)
 	if old != nil {
+		e.created = old.created
 		if old.Expire != 0 {
 			ks.delExpire(s)
 		}
-	} else if s.keys.Len() == 1 {
-		ks.used.add(s.Slot)
+	} else {
+		e.created = ks.keysCreated.Add(1)
+		if s.keys.Len() == 1 {
+			ks.used.add(s.Slot)
+		}
 	}
 	if e.Expire != 0 {
 		ks.addExpire(s)

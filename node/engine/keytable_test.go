@@ -145,6 +145,11 @@ func TestShardLayout(t *testing.T) {
 	if got := unsafe.Sizeof(keySlot{}); got != 32 {
 		t.Errorf("keySlot is %d bytes, want 32", got)
 	}
+	// An entry fits Go's 64-byte size class; a field more costs every
+	// key 16 bytes (the next class is 80).
+	if got := unsafe.Sizeof(Entry{}); got > 64 {
+		t.Errorf("Entry is %d bytes, want at most 64", got)
+	}
 	ks := New()
 	if off := uintptr(unsafe.Pointer(&ks.shards[0])) % 64; off != 0 {
 		t.Errorf("shards start %d bytes into a cache line", off)
