@@ -195,6 +195,7 @@ const (
 	ErrXclaimOption      = "ERR Unrecognized XCLAIM option '%s'"
 	ErrXautoclaimMinIdle = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 	ErrXautoclaimCount   = "ERR COUNT must be > 0"
+	ErrXautoclaimMemory  = "ERR Insufficient memory, failed allocating transient memory, COUNT too high."
 )
 
 // XREAD and XREADGROUP (node/engine/stream_read.go, node/blocking_stream.go),

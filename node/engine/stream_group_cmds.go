@@ -574,6 +574,13 @@ func cmdXclaim(c *Ctx) {
 // bytes an id) cannot overflow: LONG_MAX / max(sizeof(streamID), 10).
 const xautoclaimMaxCount = math.MaxInt64 / 16
 
+// xautoclaimMaxBuffered is the greatest COUNT for which Redis gets its
+// deleted-ids buffer (COUNT ids of 16 bytes, allocated up front with a
+// malloc allowed to fail): Debian's redis-server 7.0.15 (jemalloc, a
+// 47-bit address space) maps at most 80 TiB at once, 5·2^40 ids, and a
+// greater COUNT fails the command before it claims anything.
+const xautoclaimMaxBuffered = 5 << 40
+
 // xautoclaimAttempts is how many PEL entries XAUTOCLAIM looks at per
 // COUNT.
 const xautoclaimAttempts = 10
@@ -636,6 +643,10 @@ func cmdXautoclaim(c *Ctx) {
 	g := streamGroupOf(s, args[2])
 	if g == nil {
 		noKeyOrGroup(c)
+		return
+	}
+	if count > xautoclaimMaxBuffered {
+		c.W.Error(resp.ErrXautoclaimMemory)
 		return
 	}
 	now := c.Now

@@ -192,6 +192,13 @@ func TestGroupIdleTimes(t *testing.T) {
 	// XAUTOCLAIM min-idle-time 750 takes all three; bob is seen now.
 	e.expect("[2-0 [1-0] []]", "XAUTOCLAIM", "s", "g", "bob", "750", "0", "COUNT", "1", "JUSTID")
 	e.expect("[0-0 [[2-0 [f v]] [3-0 [f v]]] []]", "XAUTOCLAIM", "s", "g", "bob", "750", "2-0")
+	// A COUNT whose buffer Redis cannot allocate fails and claims nothing
+	// (NOGROUP still comes first); the greatest one that it can works.
+	e.expect("(ERR Insufficient memory, failed allocating transient memory, COUNT too high.)",
+		"XAUTOCLAIM", "s", "g", "carol", "0", "0", "COUNT", "5497558138881")
+	e.expect("(NOGROUP No such key 's' or consumer group 'nog')",
+		"XAUTOCLAIM", "s", "nog", "carol", "0", "0", "COUNT", "5497558138881")
+	e.expect("[0-0 [] []]", "XAUTOCLAIM", "s", "g", "bob", "5000", "0", "COUNT", "5497558138880")
 	e.expect("[[1-0 bob 0 1] [2-0 bob 0 3] [3-0 bob 0 3]]", "XPENDING", "s", "g", "-", "+", "10")
 	e.expect("[[name alice pending 0 idle 1000] [name bob pending 3 idle 0] [name carol pending 0 idle 750]]",
 		"XINFO", "CONSUMERS", "s", "g")
