@@ -33,6 +33,13 @@ type client struct {
 	// goroutines; atomics keep the per-command cost to two stores.
 	lastCmd atomic.Pointer[slots.Command]
 	lastAt  atomic.Int64
+	// listedMulti and listedWatch show other connections' CLIENT LIST
+	// what only the own goroutine may touch: the number of commands the
+	// open transaction holds (-1 outside MULTI; EXEC keeps it until it
+	// ends, as Redis does) and the WATCH flag ('d' once a watched key
+	// changed).
+	listedMulti atomic.Int32
+	listedWatch atomic.Pointer[engine.Watch]
 
 	// mu guards the state other goroutines read (CLIENT LIST, INFO); the
 	// client's own goroutine writes it only on rare commands (SETNAME,
@@ -112,6 +119,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.w.OnError = s.errs.record
 	c.rd.Unauthenticated = !c.authed
 	c.lastAt.Store(c.created.UnixNano())
+	c.listedMulti.Store(-1)
 	return c
 }
 

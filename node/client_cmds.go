@@ -11,9 +11,7 @@ import (
 // CLIENT LIST prints Redis's fields in Redis's order. Fields that measure
 // Redis's own buffers (qbuf, qbuf-free, argv-mem, multi-mem, rbs, rbp, obl,
 // oll, omem, tot-mem) are 0: the node does not track them per client.
-// Another connection's transaction state is private to its goroutine, so
-// multi= and the 'x' flag are exact only for the calling client; other
-// clients show multi=-1. Every client is of type normal and user default.
+// Every client is of type normal and user default.
 
 func registerClientCmds(s *Server, h map[string]func(c *client, args [][]byte)) {
 	h["client|id"] = s.cmdClientID
@@ -97,17 +95,17 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	l.Name, l.Resp = cl.name, cl.proto
 	noEvict := cl.noEvict
 	cl.mu.Unlock()
-	self := cl == c
-	if self && c.multi != nil {
-		l.Multi = len(c.multi.cmds)
+	multi := cl.listedMulti.Load()
+	if multi >= 0 {
+		l.Multi = int(multi)
 	}
+	wf := cl.listedWatch.Load()
 	// Redis's 'b' (CLIENT_BLOCKED): a client is shown unblocked from the
 	// instant it is served, as in Redis, even if its goroutine has not
 	// written the reply yet.
 	w := cl.blocked.Load()
 	blocked := w != nil && w.state.Load() == waitPending
-	l.Flags = redisinfo.Flags(self && c.multi != nil, blocked,
-		self && c.watch != nil && c.watch.flag.Dirty.Load(), self && c.closing, noEvict)
+	l.Flags = redisinfo.Flags(multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, noEvict)
 	return redisinfo.AppendLine(b, &l)
 }
 

@@ -76,7 +76,12 @@ func (s *Server) cmdReset(c *client, args [][]byte) {
 	c.discardTransaction()
 	c.setProto(2)
 	c.setName(nil)
-	c.reply = replyOn
+	if c.reply != replySkipThis {
+		// RESET ends CLIENT REPLY OFF, but a SKIP already applies to
+		// RESET's own reply, as in Redis (it clears only REPLY_OFF and
+		// REPLY_SKIP_NEXT).
+		c.reply = replyOn
+	}
 	c.setAuthed(s.cfg.requirePass() == "")
 	c.w.Simple("RESET")
 }

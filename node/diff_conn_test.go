@@ -464,3 +464,74 @@ func TestDiffClusterModeRefusals(t *testing.T) {
 		c.Do(t, args...)
 	}
 }
+
+// TestDiffClientListOtherConnections: another connection's CLIENT LIST
+// line shows the transaction ('x', multi= with the commands queued while
+// the transaction could still run), the changed WATCH ('d') and the last
+// command looked up, also a rejected one (cmd=NULL when unknown).
+func TestDiffClientListOtherConnections(t *testing.T) {
+	p := difftest.Start(t)
+	a, b := p.NewConn(t), p.NewConn(t)
+	// Only A's and B's lines: the pair's other connections are set up
+	// differently on each server.
+	named := func(v difftest.Value) difftest.Value {
+		v = clientLineNorm(v)
+		var keep []string
+		for _, line := range strings.Split(string(v.Str), "\n") {
+			if strings.HasPrefix(line, "name=A ") || strings.HasPrefix(line, "name=B ") {
+				keep = append(keep, line)
+			}
+		}
+		v.Str = []byte(strings.Join(keep, "\n"))
+		return v
+	}
+	list := func() connStep { return csNorm(named, "CLIENT", "LIST") }
+	runConnSteps(t, a, []connStep{cs("CLIENT", "SETNAME", "A"), cs("WATCH", "{r}k")})
+	runConnSteps(t, b, []connStep{cs("CLIENT", "SETNAME", "B"), list(), cs("SET", "{r}k", "1"), list()})
+	runConnSteps(t, a, []connStep{cs("MULTI"), cs("GET", "{r}k"), cs("GET", "{r}k")})
+	runConnSteps(t, b, []connStep{list()})
+	runConnSteps(t, a, []connStep{cs("EXEC")})
+	runConnSteps(t, b, []connStep{list()})
+	runConnSteps(t, a, []connStep{cs("MULTI"), cs("SET", "{r}k", "2"), cs("GET", "{r}k")})
+	runConnSteps(t, b, []connStep{list()})
+	runConnSteps(t, a, []connStep{cs("CLIENT", "INFO"), csNorm(execNorm, "EXEC")})
+	runConnSteps(t, b, []connStep{list()})
+	// A queued command error dooms the transaction: nothing more is
+	// counted.
+	runConnSteps(t, a, []connStep{cs("MULTI"), cs("SET", "{r}k", "3"), cs("GET"), cs("GET", "{r}k")})
+	runConnSteps(t, b, []connStep{list()})
+	runConnSteps(t, a, []connStep{cs("DISCARD")})
+	for _, bad := range [][]string{
+		{"LPUSH", "{r}k"}, {"NOSUCH", "x"}, {"CLIENT", "NOSUCH"}, {"CLIENT", "SETNAME", "a", "b"},
+		{"CONFIG", "NOSUCH"}, {"GET", "{r}k"},
+	} {
+		runConnSteps(t, a, []connStep{cs(bad...)})
+		runConnSteps(t, b, []connStep{list()})
+	}
+}
+
+// execNorm applies clientLineNorm to the replies inside an EXEC reply.
+func execNorm(v difftest.Value) difftest.Value {
+	out := v
+	out.Elems = nil
+	for _, e := range v.Elems {
+		out.Elems = append(out.Elems, clientLineNorm(e))
+	}
+	return out
+}
+
+// TestDiffClientReplySkipReset: a SKIP applies to the RESET that follows
+// it, which clears only REPLY OFF.
+func TestDiffClientReplySkipReset(t *testing.T) {
+	p := difftest.Start(t)
+	c := p.NewConn(t)
+	for _, conn := range []*difftest.Conn{c.Redis, c.Node} {
+		for _, args := range [][]string{{"CLIENT", "REPLY", "SKIP"}, {"RESET"}} {
+			if err := conn.Send(toArgs(args)...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.Do(t, "ECHO", "after reset")
+	c.Do(t, "ECHO", "again")
+}

@@ -59,6 +59,9 @@ func buildRoutes(s *Server) []route {
 // MULTI queueing or the command itself, in Redis's order of checks.
 func (s *Server) execute(c *client, args [][]byte) {
 	cmd, refusal := cmdlookup.Resolve(args)
+	// CLIENT LIST's cmd= is the last command looked up, rejected or not
+	// (NULL for an unknown one), as Redis sets lastcmd before its checks.
+	c.setLastCmd(cmdlookup.Found(cmd, args))
 	if cmd == nil {
 		if s.mig != nil && equalFoldASCII(args[0], "shardgate") && c.multi == nil {
 			if !c.authed {
@@ -109,7 +112,6 @@ func (s *Server) execute(c *client, args [][]byte) {
 			return
 		}
 	}
-	c.setLastCmd(cmd)
 	if c.multi != nil && !r.txControl {
 		c.queue(r, args, slot)
 		return

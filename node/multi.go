@@ -101,6 +101,7 @@ func (s *Server) cmdMulti(c *client, args [][]byte) {
 		return
 	}
 	c.multi = &multiState{slot: -1}
+	c.listedMulti.Store(0)
 	c.w.OK()
 }
 
@@ -117,6 +118,7 @@ func (s *Server) cmdDiscard(c *client, args [][]byte) {
 // WATCHes (DISCARD, RESET, a failed EXEC).
 func (c *client) discardTransaction() {
 	c.multi = nil
+	c.listedMulti.Store(-1)
 	c.unwatchAll()
 }
 
@@ -140,6 +142,7 @@ func (c *client) queue(r *route, args [][]byte, slot int) {
 		cp[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
 	m.cmds = append(m.cmds, queued{route: r, args: cp, slot: slot})
+	c.listedMulti.Store(int32(len(m.cmds)))
 	if slot >= 0 {
 		if m.slot < 0 {
 			m.slot = slot
@@ -196,6 +199,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	w := c.watch
 	c.watch = nil
 	defer func() {
+		c.listedMulti.Store(-1)
 		c.watch = w
 		c.unwatchAll()
 	}()
@@ -310,6 +314,7 @@ func (s *Server) cmdWatch(c *client, args [][]byte) {
 	}
 	if c.watch == nil {
 		c.watch = &watchState{}
+		c.listedWatch.Store(&c.watch.flag)
 	}
 	w := c.watch
 	ks := s.ks
@@ -360,4 +365,5 @@ func (c *client) unwatchAll() {
 	}
 	ks.RUnlock()
 	c.watch = nil
+	c.listedWatch.Store(nil)
 }

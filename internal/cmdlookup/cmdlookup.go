@@ -43,3 +43,14 @@ func Resolve(args [][]byte) (cmd *slots.Command, errMsg string) {
 func IsHTTPRequest(name []byte) bool {
 	return slots.EqualFold("post", name) || slots.EqualFold("host:", name)
 }
+
+// Found is the command Redis's lookupCommand finds for args, given what
+// Resolve returned: nil for an unknown command and for a container
+// command with an unknown subcommand (where Resolve returns the container
+// to name it in its error). CLIENT LIST's cmd= shows it.
+func Found(cmd *slots.Command, args [][]byte) *slots.Command {
+	if cmd != nil && len(cmd.Subcommands) > 0 && len(args) >= 2 {
+		return nil // a known subcommand would have been returned instead
+	}
+	return cmd
+}
