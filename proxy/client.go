@@ -25,6 +25,9 @@ type client struct {
 	created      time.Time
 	lastCmd      atomic.Pointer[slots.Command]
 	lastAt       atomic.Int64
+	// listedMulti is what other connections' CLIENT LIST shows as
+	// multi=: the commands the open transaction holds, -1 outside MULTI.
+	listedMulti atomic.Int32
 
 	mu    sync.Mutex
 	name  string
@@ -123,6 +126,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.local.Proto = 2
 	c.rd.Unauthenticated = !c.authed
 	c.lastAt.Store(c.created.UnixNano())
+	c.listedMulti.Store(-1)
 	return c
 }
 

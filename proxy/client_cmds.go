@@ -12,10 +12,10 @@ import (
 // formats and errors (shared with the node through internal/redisinfo).
 //
 // CLIENT LIST prints Redis's fields in Redis's order; the buffer fields
-// (qbuf, omem ...) are 0. A client's transaction state belongs to its own
-// goroutine, so multi= and the 'x' flag are exact for the calling client
-// only (others show multi=-1), and the 'd' flag (a WATCHed key changed) is
-// never shown: the WATCH lives on the node. Every client is of type normal
+// (qbuf, omem ...) are 0. The 'd' flag (a WATCHed key changed) is never
+// shown: the WATCH lives on the node, and for the same reason multi= goes
+// on counting the commands queued after a watched key changed, which
+// Redis no longer queues. Every client is of type normal
 // and user default. idle is counted from the end of the client's last
 // batch, and is 0 for the caller.
 
@@ -93,12 +93,13 @@ func (c *client) appendClientLine(b []byte, cl *client) []byte {
 		lastAt = now.UnixNano() // running a command now
 	}
 	l := redisinfo.NewLine(now, cl.id, cl.raddr, cl.laddr, redisinfo.ConnFD(cl.nc), cl.created, lastAt, cl.lastCmd.Load())
-	if self && c.multi != nil {
-		l.Multi = c.multi.n
+	multi := cl.listedMulti.Load()
+	if multi >= 0 {
+		l.Multi = int(multi)
 	}
 	cl.mu.Lock()
 	l.Name, l.Resp = cl.name, cl.proto
-	l.Flags = redisinfo.Flags(self && c.multi != nil, cl.blocked.Load() != nil, false, self && c.closing, cl.noEvict)
+	l.Flags = redisinfo.Flags(multi >= 0, cl.blocked.Load() != nil, false, self && c.closing, cl.noEvict)
 	cl.mu.Unlock()
 	return redisinfo.AppendLine(b, &l)
 }

@@ -315,3 +315,61 @@ func TestInfoSections(t *testing.T) {
 		return nil
 	})
 }
+
+// TestClientListOtherConnectionsMatchRedis: another connection's CLIENT
+// LIST line shows the transaction ('x', multi=: the commands Redis would
+// hold) and the last command looked up, rejected or not (cmd=NULL when
+// unknown), as with a real redis-server; a CLIENT REPLY SKIP applies to
+// the RESET after it.
+func TestClientListOtherConnectionsMatchRedis(t *testing.T) {
+	p := difftest.Start(t)
+	cl := proxytest.Start(t, 2, proxy.Options{})
+	pair := func() *difftest.ConnPair {
+		rc, err := difftest.DialProto(p.Oracle.Addr, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rc.Close() })
+		return &difftest.ConnPair{Redis: rc, Node: dial(t, cl.Addr, 2), Proto: 2}
+	}
+	a, b := pair(), pair()
+	lineOfA := func(v difftest.Value) difftest.Value {
+		v = clientNorm(v)
+		for _, line := range strings.Split(string(v.Str), "\n") {
+			if strings.Contains(line, "name=A ") {
+				v.Str = []byte(line)
+				return v
+			}
+		}
+		v.Str = nil
+		return v
+	}
+	listA := func() {
+		t.Helper()
+		x, y := b.Both(t, "CLIENT", "LIST")
+		b.Compare(t, []string{"CLIENT", "LIST"}, lineOfA(x), lineOfA(y))
+	}
+	a.Do(t, "CLIENT", "SETNAME", "A")
+	listA()
+	for _, step := range [][]string{
+		{"MULTI"}, {"SET", "{r}k", "2"}, {"GET", "{r}k"}, {"EXEC"},
+		{"MULTI"}, {"SET", "{r}k", "3"}, {"GET"}, {"GET", "{r}k"}, {"DISCARD"},
+		{"LPUSH", "{r}k"}, {"NOSUCH", "x"}, {"CLIENT", "NOSUCH"}, {"CLIENT", "SETNAME", "a", "b"},
+		{"CONFIG", "NOSUCH"}, {"GET", "{r}k"},
+	} {
+		a.Do(t, step...)
+		listA()
+	}
+	for _, conn := range []*difftest.Conn{a.Redis, a.Node} {
+		for _, args := range [][]string{{"CLIENT", "REPLY", "SKIP"}, {"RESET"}} {
+			var raw [][]byte
+			for _, a := range args {
+				raw = append(raw, []byte(a))
+			}
+			if err := conn.Send(raw...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a.Do(t, "ECHO", "after reset")
+}

@@ -70,7 +70,11 @@ func cmdReset(c *client, args [][]byte) {
 	c.releaseWatches(false)
 	c.setProto(2)
 	c.setName(nil)
-	c.reply = replyOn
+	if c.reply != replySkipThis {
+		// RESET ends CLIENT REPLY OFF, but a SKIP already applies to
+		// RESET's own reply, as in Redis.
+		c.reply = replyOn
+	}
 	c.setAuthed(c.srv.opts.RequirePass == "")
 	c.local.Simple("RESET")
 }

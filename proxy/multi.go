@@ -29,6 +29,7 @@ import (
 type txState struct {
 	buf     []byte // MULTI and the queued commands, encoded
 	n       int    // queued commands
+	listed  int    // of those, the ones Redis would hold (CLIENT LIST's multi=)
 	slot    int    // the slot of the keys so far; -1 none yet
 	cross   bool   // queued commands touch different slots
 	aborted bool   // a queued command was refused
@@ -49,6 +50,7 @@ func cmdMulti(c *client, args [][]byte) {
 		return
 	}
 	c.multi = &txState{slot: -1, buf: resp.AppendCommand(nil, [][]byte{[]byte("MULTI")})}
+	c.listedMulti.Store(0)
 	c.local.OK()
 }
 
@@ -62,7 +64,10 @@ func cmdDiscard(c *client, args [][]byte) {
 	c.local.OK()
 }
 
-func (c *client) discardTx() { c.multi = nil }
+func (c *client) discardTx() {
+	c.multi = nil
+	c.listedMulti.Store(-1)
+}
 
 // queueTx queues a checked command of an open transaction.
 func (c *client) queueTx(r *route, args [][]byte, slot int) {
@@ -93,6 +98,12 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	}
 	tx.buf = resp.AppendCommand(tx.buf, args)
 	tx.n++
+	if !tx.aborted && !tx.casDirty {
+		// Redis counts (multi=) what it queues: nothing once the
+		// transaction is doomed.
+		tx.listed++
+		c.listedMulti.Store(int32(tx.listed))
+	}
 	mark := len(c.local.B)
 	c.local.Simple("QUEUED")
 	c.addLocal(mark)

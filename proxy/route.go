@@ -104,6 +104,9 @@ func (c *client) handle(args [][]byte) {
 }
 
 func (c *client) handleCommand(args [][]byte) {
+	cmd, refusal := cmdlookup.Resolve(args)
+	// CLIENT LIST's cmd= is the last command looked up, rejected or not.
+	c.lastCmd.Store(cmdlookup.Found(cmd, args))
 	if slots.EqualFold("cluster", args[0]) && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
 		// The proxy's own views cannot be queued in a node's
 		// transaction.
@@ -114,7 +117,6 @@ func (c *client) handleCommand(args [][]byte) {
 		c.runLocal(clusterSubcommand(args[1]), args)
 		return
 	}
-	cmd, refusal := cmdlookup.Resolve(args)
 	if cmd == nil {
 		c.unknownCommand(args, refusal)
 		return
@@ -132,7 +134,6 @@ func (c *client) handleCommand(args [][]byte) {
 		return
 	}
 	r := &c.srv.routes[cmd.ID]
-	c.lastCmd.Store(cmd)
 	if c.segmentCommand(cmd, args) {
 		c.runSegments(args)
 		return
