@@ -76,3 +76,39 @@ func TestSegmentedBitmapsThroughProxy(t *testing.T) {
 		t.Errorf("DBSIZE after DEL = %v (segments or index keys left)", v)
 	}
 }
+
+// TestSegmentedDelRemovesOrdinaryValue: DEL of a name matching
+// --segment-keys also removes an ordinary value stored under that name
+// (GET and SET see the name as an ordinary key), counting the name once.
+func TestSegmentedDelRemovesOrdinaryValue(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"sb*"}})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "SET", "sbx", "v")
+	if v := do(t, c, "DEL", "sbx"); v.Int != 1 {
+		t.Errorf("DEL of an ordinary value under a segmented name = %v, want 1", v)
+	}
+	if v := do(t, c, "GET", "sbx"); !isNull(v) {
+		t.Errorf("GET after DEL = %v, want nil", v)
+	}
+	// A name holding both a segmented bitmap and an ordinary value is one
+	// key deleted; a name holding nothing counts 0.
+	do(t, c, "SET", "sby", "v")
+	do(t, c, "SETBIT", "sby", "5000000000", "1")
+	if v := do(t, c, "DEL", "sby", "sby", "sbz", "other"); v.Int != 1 {
+		t.Errorf("DEL sby sby sbz other = %v, want 1", v)
+	}
+	if v := do(t, c, "EXISTS", "sby"); v.Int != 0 {
+		t.Errorf("EXISTS sby after DEL = %v", v)
+	}
+	if v := do(t, c, "BITCOUNT", "sby"); v.Int != 0 {
+		t.Errorf("BITCOUNT sby after DEL = %v", v)
+	}
+	// SEGBIT.DEL is about the segmented bitmap only.
+	do(t, c, "SET", "plainname", "v")
+	if v := do(t, c, "SEGBIT.DEL", "plainname"); v.Int != 0 {
+		t.Errorf("SEGBIT.DEL of an ordinary key = %v, want 0", v)
+	}
+	if v := do(t, c, "GET", "plainname"); v.Text() != "v" {
+		t.Errorf("GET after SEGBIT.DEL = %v", v)
+	}
+}

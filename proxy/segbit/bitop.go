@@ -215,19 +215,24 @@ func (h *Handler) bitopNot(ctx context.Context, b Backend, dest []byte, src *bit
 // deleteBitmaps deletes the segments the indexes of bms name, then the
 // index keys, and reports for each whether a segment existed.
 func (h *Handler) deleteBitmaps(ctx context.Context, b Backend, bms []*bitmap) error {
-	_, err := h.deleteCounting(ctx, b, bms, nil)
+	_, err := h.deleteCounting(ctx, b, bms, nil, false)
 	return err
 }
 
 // deleteCounting is deleteBitmaps plus a plain DEL of each of plainKeys
 // in the same step; it returns how many bitmaps had a segment plus how
-// many plain keys existed.
-func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, plainKeys [][]byte) (int64, error) {
+// many plain keys existed. With shadows, the ordinary key named as each
+// bitmap is deleted too, and a bitmap counts if either existed.
+func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, plainKeys [][]byte, shadows bool) (int64, error) {
 	var cmds [][][]byte
 	owner := []int{}
 	for i, bm := range bms {
 		for _, seg := range bm.indexed {
 			cmds = append(cmds, [][]byte{[]byte("DEL"), h.layout.SegmentKey(bm.key, seg)})
+			owner = append(owner, i)
+		}
+		if shadows {
+			cmds = append(cmds, [][]byte{[]byte("DEL"), bm.key})
 			owner = append(owner, i)
 		}
 	}
@@ -273,12 +278,16 @@ func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, 
 // index names, then the index keys. The reply counts the bitmaps that had
 // at least one segment.
 func (h *Handler) Del(ctx context.Context, b Backend, args [][]byte) (resp.Value, error) {
-	return h.del(ctx, b, args, nil)
+	return h.del(ctx, b, args, nil, false)
 }
 
 // del is Del where plain, if not nil, picks the keys that are ordinary
-// keys (a plain DEL mixing segmented and ordinary keys).
-func (h *Handler) del(ctx context.Context, b Backend, args [][]byte, plain func([]byte) bool) (resp.Value, error) {
+// keys (a plain DEL mixing segmented and ordinary keys). With shadows (a
+// plain DEL of keys matching --segment-keys), an ordinary value stored
+// under a segmented key's name (SET before the pattern applied, or GET's
+// and SET's view of the name) goes too, so DEL leaves nothing under the
+// name, as in Redis.
+func (h *Handler) del(ctx context.Context, b Backend, args [][]byte, plain func([]byte) bool, shadows bool) (resp.Value, error) {
 	if len(args) < 2 {
 		return resp.Value{}, wrongArgs(args[0])
 	}
@@ -298,7 +307,7 @@ func (h *Handler) del(ctx context.Context, b Backend, args [][]byte, plain func(
 	if err != nil {
 		return resp.Value{}, err
 	}
-	n, err := h.deleteCounting(ctx, b, bms, plainKeys)
+	n, err := h.deleteCounting(ctx, b, bms, plainKeys, shadows)
 	return intValue(n), err
 }
 

@@ -224,7 +224,7 @@ func (h *Handler) Exec(ctx context.Context, b Backend, args [][]byte) (resp.Valu
 		if !explicit {
 			plain = func(k []byte) bool { return !h.matcher.Match(k) }
 		}
-		return h.del(ctx, b, args, plain)
+		return h.del(ctx, b, args, plain, !explicit)
 	case OpInfo:
 		return h.Info(ctx, b, args)
 	}
