@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,6 +203,17 @@ func (s *Server) serveClient(c *client) {
 		c.finishBatch()
 		if !c.flush() {
 			return
+		}
+		if c.rd.Buffered() == 0 {
+			// Let the other ready clients run before reading: by the
+			// time this one reads, its next request has often arrived,
+			// where an immediate read would find nothing (EAGAIN), park
+			// the goroutine and wait for the poller to wake it. At GET
+			// -P 1, 50 clients (A/B, 10 interleaved rounds): 2.4 -> 1.9
+			// reads per request, 13% more requests per second (median
+			// of the per-round ratios), less CPU per request in the
+			// proxy and in the nodes; at -P 16, 11% more.
+			runtime.Gosched()
 		}
 		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil || c.queryBufferExceeded() {
