@@ -25,24 +25,8 @@ var keyFlagCases = []string{
 // random argument lists for every command.
 func TestKeyRefsAgainstRedis(t *testing.T) {
 	o := startOracle(t)
-	rng := rand.New(rand.NewPCG(3, 4))
-	var cases [][][]byte
-	for _, s := range keyFlagCases {
-		cases = append(cases, splitArgs(s))
-	}
-	for _, tc := range keyIndexCases {
-		cases = append(cases, splitArgs(tc.cmd))
-	}
-	for _, c := range allTestCommands() {
-		if len(c.Subcommands) > 0 {
-			continue
-		}
-		for range 80 {
-			cases = append(cases, randomArgs(rng, c))
-		}
-	}
 	checked := 0
-	for _, args := range cases {
+	for _, args := range oracleCases(rand.New(rand.NewPCG(3, 4)), keyFlagCases...) {
 		if len(args) < 2 {
 			continue
 		}

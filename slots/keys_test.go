@@ -120,20 +120,7 @@ func TestKeyIndexesCases(t *testing.T) {
 // valid, invalid or too large, and plain words.
 func TestKeyIndexesAgainstRedis(t *testing.T) {
 	o := startOracle(t)
-	rng := rand.New(rand.NewPCG(1, 2))
-	var cases [][][]byte
-	for _, tc := range keyIndexCases {
-		cases = append(cases, splitArgs(tc.cmd))
-	}
-	for _, c := range allTestCommands() {
-		if len(c.Subcommands) > 0 {
-			continue
-		}
-		for range 80 {
-			cases = append(cases, randomArgs(rng, c))
-		}
-	}
-	for _, args := range cases {
+	for _, args := range oracleCases(rand.New(rand.NewPCG(1, 2))) {
 		checkGetKeys(t, o, args)
 	}
 }
@@ -182,6 +169,28 @@ func checkGetKeys(t *testing.T, o *oracle, args [][]byte) {
 	if !slices.EqualFunc(want, have, bytes.Equal) {
 		t.Errorf("%q: keys %q, Redis: %q", args, have, want)
 	}
+}
+
+// oracleCases returns the argument lists the key-finding tests ask Redis
+// about: extra, the hand-written keyIndexCases, and 80 random lists for
+// every command of both tables (randomArgs).
+func oracleCases(rng *rand.Rand, extra ...string) [][][]byte {
+	var cases [][][]byte
+	for _, s := range extra {
+		cases = append(cases, splitArgs(s))
+	}
+	for _, tc := range keyIndexCases {
+		cases = append(cases, splitArgs(tc.cmd))
+	}
+	for _, c := range allTestCommands() {
+		if len(c.Subcommands) > 0 {
+			continue
+		}
+		for range 80 {
+			cases = append(cases, randomArgs(rng, c))
+		}
+	}
+	return cases
 }
 
 // randomArgs builds an argument list for c that satisfies its arity, from
