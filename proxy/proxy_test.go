@@ -76,26 +76,7 @@ func TestRoutingSpreadsKeys(t *testing.T) {
 		t.Errorf("KEYS returned %d keys, want %d", len(v.Elems), n)
 	}
 	// SCAN across nodes returns every key exactly once.
-	seen := map[string]int{}
-	cursor := "0"
-	for {
-		v := do(t, c, "SCAN", cursor, "COUNT", "7")
-		cursor = v.Elems[0].Text()
-		for _, k := range v.Elems[1].Elems {
-			seen[k.Text()]++
-		}
-		if cursor == "0" {
-			break
-		}
-	}
-	if len(seen) != n {
-		t.Errorf("SCAN saw %d keys, want %d", len(seen), n)
-	}
-	for k, cnt := range seen {
-		if cnt != 1 {
-			t.Errorf("SCAN returned %s %d times", k, cnt)
-		}
-	}
+	checkFullScan(t, c, n, "COUNT", "7")
 	if v := do(t, c, "FLUSHALL"); v.Text() != "OK" {
 		t.Fatalf("FLUSHALL: %v", v)
 	}
@@ -370,7 +351,6 @@ func TestScanBoundedWork(t *testing.T) {
 		t.Errorf("SCAN 0 MATCH nomatch COUNT 5 = %v; want an empty page and a cursor that goes on", v)
 	}
 	for _, opts := range [][]string{{"MATCH", "key:1*"}, {"TYPE", "string"}, {"match", "key:1*", "COUNT", "3"}} {
-		seen := map[string]int{}
 		want := 0
 		for i := range n {
 			if opts[0] != "TYPE" && !strings.HasPrefix(fmt.Sprint("key:", i), "key:1") {
@@ -378,28 +358,36 @@ func TestScanBoundedWork(t *testing.T) {
 			}
 			want++
 		}
-		cursor, calls := "0", 0
-		for {
-			calls++
-			v := do(t, c, append([]string{"SCAN", cursor}, opts...)...)
-			cursor = v.Elems[0].Text()
-			for _, k := range v.Elems[1].Elems {
-				seen[k.Text()]++
-			}
-			if cursor == "0" {
-				break
-			}
-		}
-		if len(seen) != want {
-			t.Errorf("SCAN %v saw %d keys, want %d", opts, len(seen), want)
-		}
-		for k, cnt := range seen {
-			if cnt != 1 {
-				t.Errorf("SCAN %v returned %s %d times", opts, k, cnt)
-			}
-		}
-		if calls < 3 {
+		if calls := checkFullScan(t, c, want, opts...); calls < 3 {
 			t.Errorf("SCAN %v took %d calls; a filtered scan should take one node page per call", opts, calls)
 		}
 	}
+}
+
+// checkFullScan iterates SCAN with opts from cursor 0 to 0, checks that it
+// returns want distinct keys, each once, and returns the number of calls.
+func checkFullScan(t *testing.T, c *difftest.Conn, want int, opts ...string) int {
+	t.Helper()
+	seen := map[string]int{}
+	cursor, calls := "0", 0
+	for {
+		calls++
+		v := do(t, c, append([]string{"SCAN", cursor}, opts...)...)
+		cursor = v.Elems[0].Text()
+		for _, k := range v.Elems[1].Elems {
+			seen[k.Text()]++
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != want {
+		t.Errorf("SCAN %v saw %d keys, want %d", opts, len(seen), want)
+	}
+	for k, cnt := range seen {
+		if cnt != 1 {
+			t.Errorf("SCAN %v returned %s %d times", opts, k, cnt)
+		}
+	}
+	return calls
 }
