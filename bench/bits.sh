@@ -7,14 +7,16 @@
 # with interleaved rounds, prints a Markdown table and cleans up.
 # Companion of bench/node-vs-redis.sh, which covers the strings commands.
 #
-# Environment: ROUNDS (3), REQUESTS (200000), CLIENTS (50), PIPELINE (16),
+# Environment: ROUNDS (3), REQUESTS (1000000 per SETBIT or GETBIT run),
+# BITCOUNT_REQUESTS (20000: each counts 1 MB), CLIENTS (50), PIPELINE (16),
 # TESTS (setbit,getbit,bitcount,bitcount512), NODE_PORT, REDIS_PORT,
 # NODE_PROCS (--procs of the node, default 0: Go's default threads).
 # redis-server allocates 512 MB for the bitcount512 key while it runs.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
-REQUESTS=${REQUESTS:-200000}
+REQUESTS=${REQUESTS:-1000000}
+BITCOUNT_REQUESTS=${BITCOUNT_REQUESTS:-20000}
 CLIENTS=${CLIENTS:-50}
 PIPELINE=${PIPELINE:-16}
 TESTS=${TESTS:-setbit,getbit,bitcount,bitcount512}
@@ -42,6 +44,6 @@ wait_ping "$NODE_PORT"
 wait_ping "$REDIS_PORT"
 
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), bitmap commands," \
-	"$CLIENTS clients, $REQUESTS requests, $ROUNDS interleaved rounds"
+	"$CLIENTS clients, $REQUESTS requests ($BITCOUNT_REQUESTS for BITCOUNT), $ROUNDS interleaved rounds"
 "$work/bits" -redis "127.0.0.1:$REDIS_PORT" -node "127.0.0.1:$NODE_PORT" \
-	-rounds "$ROUNDS" -n "$REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS"
+	-rounds "$ROUNDS" -n "$REQUESTS" -n-bitcount "$BITCOUNT_REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS"

@@ -37,7 +37,8 @@ func main() {
 	redisAddr := flag.String("redis", "127.0.0.1:6379", "redis-server address")
 	nodeAddr := flag.String("node", "127.0.0.1:7000", "shardgate node address")
 	rounds := flag.Int("rounds", 3, "interleaved rounds")
-	requests := flag.Int("n", 200000, "requests per run")
+	requests := flag.Int("n", 1000000, "requests per SETBIT or GETBIT run")
+	countRequests := flag.Int("n-bitcount", 20000, "requests per BITCOUNT run (each counts 1 MB)")
 	clients := flag.Int("c", 50, "parallel connections")
 	pipeline := flag.Int("P", 16, "pipeline depth")
 	tests := flag.String("t", "setbit,getbit,bitcount,bitcount512", "tests to run")
@@ -61,7 +62,11 @@ func main() {
 				if test == "bitcount512" {
 					v, err = latency(tg.addr, 20)
 				} else {
-					v, err = throughput(tg.addr, test, *requests, *clients, *pipeline)
+					n := *requests
+					if test == "bitcount" {
+						n = *countRequests
+					}
+					v, err = throughput(tg.addr, test, n, *clients, *pipeline)
 				}
 				if err != nil {
 					log.Fatalf("%s on %s: %v", test, tg.name, err)
@@ -321,7 +326,7 @@ func readReply(r *bufio.Reader) error {
 
 func init() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: bits -redis ADDR -node ADDR [-rounds N -n REQUESTS -c CLIENTS -P DEPTH -t TESTS]\n")
+		fmt.Fprintf(os.Stderr, "usage: bits -redis ADDR -node ADDR [-rounds N -n REQUESTS -n-bitcount REQUESTS -c CLIENTS -P DEPTH -t TESTS]\n")
 		flag.PrintDefaults()
 	}
 }
