@@ -112,7 +112,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		fd:      redisinfo.ConnFD(nc),
 		created: s.opts.Now(),
 		proto:   2,
-		authed:  s.cfg.requirePass() == "",
+		authed:  s.cfg.RequirePass() == "",
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2

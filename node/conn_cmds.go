@@ -54,11 +54,11 @@ func (s *Server) cmdPing(c *client, args [][]byte) { conncmd.Ping(&c.w, args) }
 func (s *Server) cmdEcho(c *client, args [][]byte) { c.w.Bulk(args[1]) }
 
 func (s *Server) cmdHello(c *client, args [][]byte) {
-	conncmd.Hello(&c.w, c, args, s.cfg.requirePass())
+	conncmd.Hello(&c.w, c, args, s.cfg.RequirePass())
 }
 
 func (s *Server) cmdAuth(c *client, args [][]byte) {
-	conncmd.Auth(&c.w, c, args, s.cfg.requirePass())
+	conncmd.Auth(&c.w, c, args, s.cfg.RequirePass())
 }
 
 func (s *Server) cmdSelect(c *client, args [][]byte) { conncmd.Select(&c.w, args) }
@@ -82,7 +82,7 @@ func (s *Server) cmdReset(c *client, args [][]byte) {
 		// REPLY_SKIP_NEXT).
 		c.reply = replyOn
 	}
-	c.setAuthed(s.cfg.requirePass() == "")
+	c.setAuthed(s.cfg.RequirePass() == "")
 	c.w.Simple("RESET")
 }
 

@@ -158,7 +158,7 @@ func pollerName() string {
 func (s *Server) infoClients(c *client, b *infoBuf) {
 	b.int("connected_clients", int64(len(s.snapshotClients())))
 	b.int("cluster_connections", 0)
-	b.int("maxclients", int64(s.cfg.maxClients()))
+	b.int("maxclients", int64(s.cfg.MaxClients()))
 	b.int("client_recent_max_input_buffer", 0)  // approx: not tracked
 	b.int("client_recent_max_output_buffer", 0) // approx: not tracked
 	b.int("blocked_clients", s.blk.blocked.Load())

@@ -127,7 +127,7 @@ func (m *migrator) migrate(to cluster.Member, batch []uint16) error {
 	if err := m.save(rec); err != nil {
 		return fmt.Errorf("persisting the migration: %w", err)
 	}
-	p, err := dialPeer(to.Addr, m.s.cfg.requirePass(), m.o.Timeout)
+	p, err := dialPeer(to.Addr, m.s.cfg.RequirePass(), m.o.Timeout)
 	if err != nil {
 		m.save(nil)
 		return err
@@ -280,7 +280,7 @@ func (m *migrator) committedInView(rec *migRecord) bool {
 }
 
 func (m *migrator) status(rec *migRecord) (string, error) {
-	p, err := dialPeer(rec.Addr, m.s.cfg.requirePass(), m.o.Timeout)
+	p, err := dialPeer(rec.Addr, m.s.cfg.RequirePass(), m.o.Timeout)
 	if err != nil {
 		return "", err
 	}
@@ -302,7 +302,7 @@ func (m *migrator) recover() error {
 	}
 	if rec.Phase != "fence" {
 		m.s.log.Info("slot migration interrupted while copying: abandoned", "to", rec.Target, "slots", formatSlots(rec.Slots))
-		if p, err := dialPeer(rec.Addr, m.s.cfg.requirePass(), m.o.Timeout); err == nil {
+		if p, err := dialPeer(rec.Addr, m.s.cfg.RequirePass(), m.o.Timeout); err == nil {
 			p.call("SHARDGATE", "MIGRATE-ABORT", rec.ID)
 			p.Close()
 		}

@@ -95,7 +95,7 @@ func queueOf(mvs []cluster.Move) map[uint16]cluster.NodeID {
 
 // sendPlan sends a source its moves: SHARDGATE PLAN <to> <ranges> ...
 func (m *migrator) sendPlan(addr string, mvs []cluster.Move) error {
-	p, err := dialPeer(addr, m.s.cfg.requirePass(), m.o.Timeout)
+	p, err := dialPeer(addr, m.s.cfg.RequirePass(), m.o.Timeout)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (m *migrator) askPlanner() error {
 	if len(nodes) == 0 {
 		return fmt.Errorf("no alive node")
 	}
-	p, err := dialPeer(nodes[0].Addr, m.s.cfg.requirePass(), m.o.Timeout)
+	p, err := dialPeer(nodes[0].Addr, m.s.cfg.RequirePass(), m.o.Timeout)
 	if err != nil {
 		return err
 	}

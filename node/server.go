@@ -9,6 +9,7 @@ import (
 	"errors"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/resp"
 	"log/slog"
 	"net"
@@ -36,19 +37,20 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
-	blk    blocker           // blocked clients (blocking.go)
-	cfg    runtimeConfig     // CONFIG GET/SET state (config.go)
-	errs   errorStats        // INFO errorstats (info.go)
-	rates  rateSampler       // INFO instantaneous_* (info.go)
-	runID  string            // INFO run_id, fresh for every node start
-	replID string            // INFO master_replid
-	nodeID string            // CLUSTER MYID of a standalone node, fresh for every start
-	own    Ownership         // nil: standalone, every slot served (ownership.go)
-	served [slots.Count]bool // slots served at the last ownership change (followOwnership's)
-	gate   gates             // per-slot migration state (migrate_gate.go)
-	mig    *migrator         // nil: no migrations (migrate.go)
-	aof    *aof.Log          // nil: no append-only log (persist.go)
-	saves  saver             // snapshots and rewrites (save.go)
+	blk    blocker             // blocked clients (blocking.go)
+	cfg    *redisconf.Endpoint // requirepass and maxclients, settable (config.go)
+	config redisconf.Table     // CONFIG GET/SET's parameters
+	errs   errorStats          // INFO errorstats (info.go)
+	rates  rateSampler         // INFO instantaneous_* (info.go)
+	runID  string              // INFO run_id, fresh for every node start
+	replID string              // INFO master_replid
+	nodeID string              // CLUSTER MYID of a standalone node, fresh for every start
+	own    Ownership           // nil: standalone, every slot served (ownership.go)
+	served [slots.Count]bool   // slots served at the last ownership change (followOwnership's)
+	gate   gates               // per-slot migration state (migrate_gate.go)
+	mig    *migrator           // nil: no migrations (migrate.go)
+	aof    *aof.Log            // nil: no append-only log (persist.go)
+	saves  saver               // snapshots and rewrites (save.go)
 	// slotLSN is each slot's last record in the log, written and read
 	// under the slot's lock (persist.go's appendRecord, snapshots).
 	slotLSN [slots.Count]uint64
@@ -85,7 +87,8 @@ func New(opts Options) (*Server, error) {
 	s.ks.OnListPush = s.blk.onPush
 	s.ks.OnStreamReady = s.blk.onStreamReady
 	s.ks.OnStreamLater = s.serveLater
-	s.cfg.init(o)
+	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
+	s.config = s.configTable()
 	s.runID = randomHex(20)
 	s.replID = randomHex(20)
 	s.nodeID = randomHex(20)
@@ -213,7 +216,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	c := newClient(s, rawio.Wrap(nc))
-	switch s.clients.Admit(c.id, c, s.cfg.maxClients(), func() { s.wg.Add(1) }) {
+	switch s.clients.Admit(c.id, c, s.cfg.MaxClients(), func() { s.wg.Add(1) }) {
 	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
 		// already disconnected the clients it knew.

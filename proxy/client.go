@@ -117,7 +117,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		raddr:   nc.RemoteAddr().String(),
 		created: s.opts.Now(),
 		proto:   2,
-		authed:  s.opts.RequirePass == "",
+		authed:  s.cfg.RequirePass() == "",
 		b:       newBatch(),
 		sends:   make([]nodeSend, s.route.numPools()),
 		conns:   make([]*nodeConn, s.route.numPools()),

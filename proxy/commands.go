@@ -34,6 +34,7 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"readwrite":       cmdReadMode,
 		"asking":          cmdAsking,
 		"shutdown":        cmdShutdown,
+		"config|set":      cmdConfigSet,
 	}
 	registerClientCmds(h)
 	return h
@@ -50,11 +51,11 @@ func cmdEcho(c *client, args [][]byte) { c.local.Bulk(args[1]) }
 // cmdHello: HELLO is a batch barrier (route.barrier), so the replies
 // before it were made in the old protocol.
 func cmdHello(c *client, args [][]byte) {
-	conncmd.Hello(&c.local, c, args, c.srv.opts.RequirePass)
+	conncmd.Hello(&c.local, c, args, c.srv.cfg.RequirePass())
 }
 
 func cmdAuth(c *client, args [][]byte) {
-	conncmd.Auth(&c.local, c, args, c.srv.opts.RequirePass)
+	conncmd.Auth(&c.local, c, args, c.srv.cfg.RequirePass())
 }
 
 func cmdSelect(c *client, args [][]byte) { conncmd.Select(&c.local, args) }
@@ -75,7 +76,7 @@ func cmdReset(c *client, args [][]byte) {
 		// RESET's own reply, as in Redis.
 		c.reply = replyOn
 	}
-	c.setAuthed(c.srv.opts.RequirePass == "")
+	c.setAuthed(c.srv.cfg.RequirePass() == "")
 	c.local.Simple("RESET")
 }
 

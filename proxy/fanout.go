@@ -18,7 +18,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"dbsize":           cmdSumInts,
 		"flushall":         cmdAllOK,
 		"flushdb":          cmdAllOK,
-		"config|set":       cmdAllOK,
+		"config|get":       cmdConfigGet,
 		"config|resetstat": cmdAllOK,
 		"bgrewriteaof":     cmdAllOK,
 		"bgsave":           cmdAllOK,
@@ -101,7 +101,7 @@ func cmdMinInt(c *client, args [][]byte) {
 	})
 }
 
-// cmdAllOK: FLUSHALL, FLUSHDB, CONFIG SET, BGREWRITEAOF, BGSAVE and SAVE
+// cmdAllOK: FLUSHALL, FLUSHDB, CONFIG RESETSTAT, BGREWRITEAOF, BGSAVE and SAVE
 // apply to every node; the reply is the first node's unless one failed.
 func cmdAllOK(c *client, args [][]byte) {
 	reqs := c.toAll(args)

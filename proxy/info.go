@@ -151,7 +151,7 @@ func infoClients(c *client, b *infoBuf) {
 	s := c.srv
 	b.int("connected_clients", int64(s.numClients()))
 	b.int("cluster_connections", 0)
-	b.int("maxclients", int64(s.opts.MaxClients))
+	b.int("maxclients", int64(s.cfg.MaxClients()))
 	// Clients waiting in a blocking command on a node (blocking.go).
 	b.int("blocked_clients", int64(s.blockedClients()))
 }

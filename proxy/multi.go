@@ -75,8 +75,10 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	// Fan-out commands (DBSIZE, FLUSHALL, KEYS, SCAN, INFO ...) would run
 	// on the transaction's one node only: a partial FLUSHALL or a DBSIZE
 	// of one node, so they are refused like the proxy's own commands.
+	// CONFIG GET runs on the transaction's node as it is: inside MULTI
+	// it shows the node's own requirepass, maxclients, bind and port.
 	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] ||
-		r.kind == routeOps && r.cmd.FullName != "unwatch" {
+		r.kind == routeOps && r.cmd.FullName != "unwatch" && r.cmd.FullName != "config|get" {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}

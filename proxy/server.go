@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/redisconf"
 	"log/slog"
 	"net"
 	"sync"
@@ -38,6 +39,11 @@ type Server struct {
 	bg     sync.WaitGroup // node readers, watchdog
 	stop   chan struct{}
 
+	// cfg holds requirepass and maxclients, settable by CONFIG SET;
+	// config is CONFIG's view of the proxy's own parameters (config.go).
+	cfg    *redisconf.Endpoint
+	config redisconf.Table
+
 	rates infoRates // INFO instantaneous_* (metrics.go)
 	// metrics is nil unless Options.MetricsAddr is set (metrics.go).
 	metrics *metrics
@@ -66,6 +72,8 @@ func New(opts Options) (*Server, error) {
 		stop:  make(chan struct{}),
 		myID:  stableClusterID(o.Addr),
 	}
+	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
+	s.config = s.configTable()
 	s.route = newRouting(s)
 	s.routes = buildRoutes()
 	if s.seg, err = newSegments(o); err != nil {
@@ -152,7 +160,7 @@ func (s *Server) Close() error {
 func (s *Server) accept(nc net.Conn) {
 	s.stats.connections.Add(1)
 	c := newClient(s, rawio.Wrap(nc))
-	switch s.clients.Admit(c.id, c, s.opts.MaxClients, func() { s.wg.Add(1) }) {
+	switch s.clients.Admit(c.id, c, s.cfg.MaxClients(), func() { s.wg.Add(1) }) {
 	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
 		// already disconnected the clients it knew.

@@ -1,0 +1,238 @@
+// Package redisconf serves CONFIG SET and CONFIG GET over a table of
+// parameters with Redis 7.0's checks and error texts, and holds the two
+// parameters a client endpoint changes at run time (requirepass and
+// maxclients). The node and the proxy share it, so that both answer
+// CONFIG exactly alike and each applies what concerns its own clients.
+package redisconf
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/shardgate/shardgate/internal/glob"
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// Param is one parameter: how to read it and, when the server can change
+// it at run time, how to check and apply a new value.
+type Param struct {
+	Name string
+	Get  func() string
+	// Check validates a value and returns the function that applies it
+	// (so a multi-parameter CONFIG SET applies nothing when one value is
+	// bad) or the reason it is refused; nil means the parameter is
+	// immutable.
+	Check func(v string) (apply func(), reason string)
+}
+
+// Table is a server's parameters, in the order CONFIG GET lists them.
+type Table []Param
+
+// Lookup finds a parameter by name, ignoring case.
+func (t Table) Lookup(name string) *Param {
+	for i := range t {
+		if strings.EqualFold(t[i].Name, name) {
+			return &t[i]
+		}
+	}
+	return nil
+}
+
+// Get answers CONFIG GET pattern [pattern ...]: a map of the matching
+// parameters, each once. An exact name (no glob characters) is echoed as
+// the client spelled it, as Redis does.
+func (t Table) Get(w *resp.Writer, patterns [][]byte) {
+	type match struct{ key, val string }
+	var out []match
+	seen := map[*Param]bool{}
+	for _, a := range patterns {
+		pat := string(a)
+		if !strings.ContainsAny(pat, "[*?") {
+			if p := t.Lookup(pat); p != nil && !seen[p] {
+				seen[p] = true
+				out = append(out, match{pat, p.Get()})
+			}
+			continue
+		}
+		// Names are lower case, so a lower-cased pattern matches them
+		// the way Redis's case-insensitive stringmatch does.
+		lp := bytes.ToLower(a)
+		for i := range t {
+			p := &t[i]
+			if !seen[p] && glob.MatchString(lp, p.Name) {
+				seen[p] = true
+				out = append(out, match{p.Name, p.Get()})
+			}
+		}
+	}
+	w.Map(len(out))
+	for _, m := range out {
+		w.BulkString(m.key)
+		w.BulkString(m.val)
+	}
+}
+
+// Set answers CONFIG SET name value [name value ...] (args are the
+// pairs): every pair is checked before any is applied, so the command is
+// all or nothing.
+func (t Table) Set(w *resp.Writer, pairs [][]byte) {
+	if len(pairs)%2 != 0 {
+		w.Error(resp.ErrSyntax)
+		return
+	}
+	params := make([]*Param, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		name := string(pairs[i])
+		p := t.Lookup(name)
+		if p == nil && !IsRedisName(name) {
+			w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, name))
+			return
+		}
+		if p == nil || p.Check == nil {
+			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, resp.ConfigReasonImmutable))
+			return
+		}
+		for _, q := range params {
+			if q == p {
+				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, resp.ConfigReasonDuplicate))
+				return
+			}
+		}
+		params = append(params, p)
+	}
+	applies := make([]func(), len(params))
+	for i, p := range params {
+		apply, reason := p.Check(string(pairs[2*i+1]))
+		if apply == nil {
+			// Value errors name the parameter as Redis spells it.
+			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, p.Name, reason))
+			return
+		}
+		applies[i] = apply
+	}
+	for _, apply := range applies {
+		apply()
+	}
+	w.OK()
+}
+
+// Endpoint holds requirepass and maxclients, which other goroutines
+// (accept, AUTH, new clients) read while CONFIG SET changes them.
+type Endpoint struct {
+	mu      sync.RWMutex
+	pass    string
+	clients int
+}
+
+// NewEndpoint returns an Endpoint with the given starting values.
+func NewEndpoint(pass string, maxClients int) *Endpoint {
+	return &Endpoint{pass: pass, clients: maxClients}
+}
+
+// RequirePass is the password clients must give ("" for none).
+func (e *Endpoint) RequirePass() string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.pass
+}
+
+// MaxClients is the most client connections served at once.
+func (e *Endpoint) MaxClients() int {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.clients
+}
+
+// RequirePassParam is the requirepass parameter, settable.
+func (e *Endpoint) RequirePassParam() Param {
+	return Param{Name: "requirepass", Get: e.RequirePass, Check: func(v string) (func(), string) {
+		return func() {
+			e.mu.Lock()
+			e.pass = v
+			e.mu.Unlock()
+		}, ""
+	}}
+}
+
+// MaxClientsParam is the maxclients parameter, settable within Redis's
+// bounds.
+func (e *Endpoint) MaxClientsParam() Param {
+	get := func() string { return strconv.Itoa(e.MaxClients()) }
+	return Param{Name: "maxclients", Get: get, Check: func(v string) (func(), string) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, resp.ConfigReasonNotInteger
+		}
+		if n < 1 || n > 4294967295 {
+			return nil, fmt.Sprintf(resp.ConfigReasonRange, 1, int64(4294967295))
+		}
+		return func() {
+			e.mu.Lock()
+			e.clients = int(n)
+			e.mu.Unlock()
+		}, ""
+	}}
+}
+
+// IsRedisName reports whether Redis 7.0.15 knows the parameter (or
+// alias). A CONFIG SET of one a server does not serve answers Redis's
+// immutable-config error rather than the unknown-option one, since Redis
+// would accept the name.
+func IsRedisName(name string) bool {
+	for _, n := range strings.Fields(redisConfigNames) {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// redisConfigNames are the parameters (and aliases) Redis 7.0.15 knows.
+const redisConfigNames = "" +
+	"acl-pubsub-default aclfile acllog-max-len active-defrag-cycle-max active-defrag-cycle-min " +
+	"active-defrag-ignore-bytes active-defrag-max-scan-fields active-defrag-threshold-lower " +
+	"active-defrag-threshold-upper active-expire-effort activedefrag activerehashing " +
+	"always-show-logo aof-disable-auto-gc aof-load-truncated aof-rewrite-incremental-fsync " +
+	"aof-timestamp-enabled aof-use-rdb-preamble aof_rewrite_cpulist appenddirname appendfilename " +
+	"appendfsync appendonly auto-aof-rewrite-min-size auto-aof-rewrite-percentage bgsave_cpulist " +
+	"bind bind-source-addr bio_cpulist busy-reply-threshold client-output-buffer-limit " +
+	"client-query-buffer-limit cluster-allow-pubsubshard-when-down cluster-allow-reads-when-down " +
+	"cluster-allow-replica-migration cluster-announce-bus-port cluster-announce-hostname " +
+	"cluster-announce-ip cluster-announce-port cluster-announce-tls-port cluster-config-file " +
+	"cluster-enabled cluster-link-sendbuf-limit cluster-migration-barrier cluster-node-timeout " +
+	"cluster-port cluster-preferred-endpoint-type cluster-replica-no-failover " +
+	"cluster-replica-validity-factor cluster-require-full-coverage cluster-slave-no-failover " +
+	"cluster-slave-validity-factor crash-log-enabled crash-memcheck-enabled daemonize databases " +
+	"dbfilename dir disable-thp dynamic-hz enable-debug-command enable-module-command " +
+	"enable-protected-configs hash-max-listpack-entries hash-max-listpack-value " +
+	"hash-max-ziplist-entries hash-max-ziplist-value hll-sparse-max-bytes hz ignore-warnings " +
+	"io-threads io-threads-do-reads jemalloc-bg-thread latency-monitor-threshold latency-tracking " +
+	"latency-tracking-info-percentiles lazyfree-lazy-eviction lazyfree-lazy-expire " +
+	"lazyfree-lazy-server-del lazyfree-lazy-user-del lazyfree-lazy-user-flush lfu-decay-time " +
+	"lfu-log-factor list-compress-depth list-max-listpack-size list-max-ziplist-size logfile " +
+	"loglevel lua-time-limit masterauth masteruser maxclients maxmemory maxmemory-clients " +
+	"maxmemory-eviction-tenacity maxmemory-policy maxmemory-samples min-replicas-max-lag " +
+	"min-replicas-to-write min-slaves-max-lag min-slaves-to-write no-appendfsync-on-rewrite " +
+	"notify-keyspace-events oom-score-adj oom-score-adj-values pidfile port proc-title-template " +
+	"propagation-error-behavior protected-mode proto-max-bulk-len rdb-del-sync-files " +
+	"rdb-save-incremental-fsync rdbchecksum rdbcompression repl-backlog-size repl-backlog-ttl " +
+	"repl-disable-tcp-nodelay repl-diskless-load repl-diskless-sync repl-diskless-sync-delay " +
+	"repl-diskless-sync-max-replicas repl-ping-replica-period repl-ping-slave-period repl-timeout " +
+	"replica-announce-ip replica-announce-port replica-announced replica-ignore-disk-write-errors " +
+	"replica-ignore-maxmemory replica-lazy-flush replica-priority replica-read-only " +
+	"replica-serve-stale-data replicaof requirepass sanitize-dump-payload save server_cpulist " +
+	"set-max-intset-entries set-proc-title shutdown-on-sigint shutdown-on-sigterm shutdown-timeout " +
+	"slave-announce-ip slave-announce-port slave-ignore-maxmemory slave-lazy-flush slave-priority " +
+	"slave-read-only slave-serve-stale-data slaveof slowlog-log-slower-than slowlog-max-len " +
+	"socket-mark-id stop-writes-on-bgsave-error stream-node-max-bytes stream-node-max-entries " +
+	"supervised syslog-enabled syslog-facility syslog-ident tcp-backlog tcp-keepalive timeout " +
+	"tls-auth-clients tls-ca-cert-dir tls-ca-cert-file tls-cert-file tls-ciphers tls-ciphersuites " +
+	"tls-client-cert-file tls-client-key-file tls-client-key-file-pass tls-cluster " +
+	"tls-dh-params-file tls-key-file tls-key-file-pass tls-port tls-prefer-server-ciphers " +
+	"tls-protocols tls-replication tls-session-cache-size tls-session-cache-timeout " +
+	"tls-session-caching tracking-table-max-keys unixsocket unixsocketperm " +
+	"zset-max-listpack-entries zset-max-listpack-value zset-max-ziplist-entries " +
+	"zset-max-ziplist-value "

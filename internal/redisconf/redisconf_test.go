@@ -1,0 +1,67 @@
+package redisconf
+
+import (
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+func TestSetAllOrNothing(t *testing.T) {
+	e := NewEndpoint("", 100)
+	tab := Table{{Name: "port", Get: func() string { return "7000" }}, e.RequirePassParam(), e.MaxClientsParam()}
+	cases := []struct {
+		args       []string
+		reply      string
+		pass       string
+		maxClients int
+	}{
+		{[]string{"maxclients", "5", "requirepass", "pw"}, "+OK\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "MAXCLIENTS", "z"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "port", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxmemory", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "nosuch", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "requirepass", "y"}, "-ERR CONFIG SET failed (possibly related to argument 'requirepass') - duplicate parameter\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients"}, "-ERR syntax error\r\n", "pw", 5},
+		{[]string{"requirepass", ""}, "+OK\r\n", "", 5},
+	}
+	for _, tc := range cases {
+		var w resp.Writer
+		var pairs [][]byte
+		for _, a := range tc.args {
+			pairs = append(pairs, []byte(a))
+		}
+		tab.Set(&w, pairs)
+		if string(w.B) != tc.reply {
+			t.Errorf("CONFIG SET %q = %q, want %q", tc.args, w.B, tc.reply)
+		}
+		if e.RequirePass() != tc.pass || e.MaxClients() != tc.maxClients {
+			t.Errorf("after CONFIG SET %q: requirepass %q maxclients %d, want %q %d", tc.args, e.RequirePass(), e.MaxClients(), tc.pass, tc.maxClients)
+		}
+	}
+}
+
+func TestGetPatterns(t *testing.T) {
+	e := NewEndpoint("pw", 7)
+	tab := Table{{Name: "port", Get: func() string { return "7000" }}, e.RequirePassParam(), e.MaxClientsParam()}
+	cases := []struct {
+		patterns []string
+		reply    string
+	}{
+		{[]string{"MaxClients"}, "*2\r\n$10\r\nMaxClients\r\n$1\r\n7\r\n"},
+		{[]string{"*pass", "requirepass"}, "*2\r\n$11\r\nrequirepass\r\n$2\r\npw\r\n"},
+		{[]string{"P*"}, "*2\r\n$4\r\nport\r\n$4\r\n7000\r\n"},
+		{[]string{"nosuch"}, "*0\r\n"},
+	}
+	for _, tc := range cases {
+		var w resp.Writer
+		var pats [][]byte
+		for _, a := range tc.patterns {
+			pats = append(pats, []byte(a))
+		}
+		tab.Get(&w, pats)
+		if string(w.B) != tc.reply {
+			t.Errorf("CONFIG GET %q = %q, want %q", tc.patterns, w.B, tc.reply)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"net"
+
+	"github.com/shardgate/shardgate/internal/redisconf"
+)
+
+// CONFIG through the proxy. The parameters that concern the endpoint a
+// client talks to are the proxy's own: requirepass and maxclients (both
+// settable, as on a node) and bind and port. CONFIG SET is answered by the
+// proxy alone and never reaches the nodes: passed on, a requirepass would
+// lock the proxy out of its own nodes at its next connection, and a
+// maxclients would cap the proxy's backend connections rather than its
+// clients. Every other parameter is immutable on the nodes too, so the
+// proxy answers with the same errors a node gives. CONFIG GET asks a node
+// (for what describes the data: appendonly, dir, save, ...) and puts the
+// proxy's values in place of the node's for the endpoint's parameters.
+
+// configTable is the proxy's own parameters.
+func (s *Server) configTable() redisconf.Table {
+	return redisconf.Table{
+		{Name: "bind", Get: func() string { h, _ := s.listenHostPort(); return h }},
+		{Name: "port", Get: func() string { _, p := s.listenHostPort(); return p }},
+		s.cfg.RequirePassParam(),
+		s.cfg.MaxClientsParam(),
+	}
+}
+
+// listenHostPort splits the listening address.
+func (s *Server) listenHostPort() (string, string) {
+	addr := s.opts.Addr
+	if a := s.Addr(); a != nil {
+		addr = a.String()
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, "0"
+	}
+	return h, p
+}
+
+// cmdConfigSet answers CONFIG SET from the proxy's parameters.
+func cmdConfigSet(c *client, args [][]byte) { c.srv.config.Set(&c.local, args[2:]) }
+
+// cmdConfigGet asks a node and replaces its values of the proxy's own
+// parameters with the proxy's.
+func cmdConfigGet(c *client, args [][]byte) {
+	r := c.forward(c.srv.anyNode(), args)
+	c.addMerge(func(c *client) {
+		v := decodeReply(r.reply)
+		if v.IsError() || len(v.Elems)%2 != 0 {
+			c.w.Raw(r.reply)
+			return
+		}
+		c.w.Map(len(v.Elems) / 2)
+		for i := 0; i < len(v.Elems); i += 2 {
+			name, val := v.Elems[i].Str, v.Elems[i+1].Str
+			if p := c.srv.config.Lookup(string(name)); p != nil {
+				val = []byte(p.Get())
+			}
+			c.w.Bulk(name)
+			c.w.Bulk(val)
+		}
+	})
+}
