@@ -174,10 +174,11 @@ func cmdRandomKey(c *client, args [][]byte) {
 // scan moves on to the first slot of the next node; the cursor stays
 // valid whoever owns the slots by then.
 func cmdScan(c *client, args [][]byte) {
-	cursor, err := strconv.ParseUint(string(args[1]), 10, 64)
-	if err != nil {
-		// Odd but valid cursors ("+5", "") and invalid ones: the first
-		// node parses them and answers exactly.
+	// Read as Redis reads it (strtoul): "", "+0" and "-0" are cursor 0
+	// and start a full scan; an invalid one goes to a node, which
+	// answers the exact error.
+	cursor, ok := resp.ParseCursor(args[1])
+	if !ok {
 		c.addReq(c.forward(c.srv.anyNode(), args))
 		return
 	}

@@ -75,8 +75,13 @@ func TestRoutingSpreadsKeys(t *testing.T) {
 	if v := do(t, c, "KEYS", "key:*"); len(v.Elems) != n {
 		t.Errorf("KEYS returned %d keys, want %d", len(v.Elems), n)
 	}
-	// SCAN across nodes returns every key exactly once.
+	// SCAN across nodes returns every key exactly once, also from the
+	// other spellings of cursor 0 that Redis's strtoul accepts (they
+	// scanned one node only).
 	checkFullScan(t, c, n, "COUNT", "7")
+	for _, zero := range []string{"", "+0", "-0"} {
+		checkFullScanFrom(t, c, zero, n, "COUNT", "7")
+	}
 	if v := do(t, c, "FLUSHALL"); v.Text() != "OK" {
 		t.Fatalf("FLUSHALL: %v", v)
 	}
@@ -368,8 +373,15 @@ func TestScanBoundedWork(t *testing.T) {
 // returns want distinct keys, each once, and returns the number of calls.
 func checkFullScan(t *testing.T, c *difftest.Conn, want int, opts ...string) int {
 	t.Helper()
+	return checkFullScanFrom(t, c, "0", want, opts...)
+}
+
+// checkFullScanFrom is checkFullScan starting from the given spelling of
+// cursor 0.
+func checkFullScanFrom(t *testing.T, c *difftest.Conn, start string, want int, opts ...string) int {
+	t.Helper()
 	seen := map[string]int{}
-	cursor, calls := "0", 0
+	cursor, calls := start, 0
 	for {
 		calls++
 		v := do(t, c, append([]string{"SCAN", cursor}, opts...)...)

@@ -453,3 +453,37 @@ func peekLen(b []byte, i int) (n, next int, ok bool) {
 	}
 	return n, i + 2, true
 }
+
+// ParseCursor parses a SCAN cursor as Redis does with strtoul: an optional
+// sign, decimal digits (a '-' negates modulo 2^64), no leading space, no
+// overflow, and nothing after the digits but a NUL byte. The empty string
+// is cursor 0.
+func ParseCursor(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	i, neg := 0, false
+	switch b[0] {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 0, false
+	case '+', '-':
+		neg = b[0] == '-'
+		i++
+	}
+	start := i
+	var n uint64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		d := uint64(b[i] - '0')
+		if n > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if i == start || (i < len(b) && b[i] != 0) {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

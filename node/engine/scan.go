@@ -48,40 +48,6 @@ func (ks *Keyspace) scanPos(key string) uint64 {
 	return maphash.String(ks.scanSeed, key) & scanPosMask
 }
 
-// ParseCursor parses a SCAN cursor as Redis does with strtoul: an optional
-// sign, decimal digits (a '-' negates modulo 2^64), no leading space, no
-// overflow, and nothing after the digits but a NUL byte. The empty string
-// is cursor 0.
-func ParseCursor(b []byte) (uint64, bool) {
-	if len(b) == 0 {
-		return 0, true
-	}
-	i, neg := 0, false
-	switch b[0] {
-	case ' ', '\t', '\n', '\v', '\f', '\r':
-		return 0, false
-	case '+', '-':
-		neg = b[0] == '-'
-		i++
-	}
-	start := i
-	var n uint64
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		d := uint64(b[i] - '0')
-		if n > (^uint64(0)-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if i == start || (i < len(b) && b[i] != 0) {
-		return 0, false
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
-
 // scanOpts are SCAN's options after the cursor.
 type scanOpts struct {
 	count   int
@@ -127,7 +93,7 @@ func parseScanOpts(c *Ctx, args [][]byte) (scanOpts, bool) {
 
 // cmdScan is SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
 func cmdScan(c *Ctx) {
-	cursor, ok := ParseCursor(c.Args[1])
+	cursor, ok := resp.ParseCursor(c.Args[1])
 	if !ok {
 		c.W.Error(resp.ErrInvalidCursor)
 		return
