@@ -1,7 +1,6 @@
 package node
 
 import (
-	"net"
 	"path/filepath"
 	"strconv"
 
@@ -98,15 +97,7 @@ var configParams = []configParam{
 
 // listenHostPort splits the listening address for CONFIG GET bind/port.
 func (s *Server) listenHostPort() (string, string) {
-	addr := s.opts.Addr
-	if a := s.Addr(); a != nil {
-		addr = a.String()
-	}
-	h, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr, "0"
-	}
-	return h, p
+	return redisconf.ListenHostPort(s.opts.Addr, s.Addr())
 }
 
 // cmdConfigGet answers CONFIG GET pattern [pattern ...].

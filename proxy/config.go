@@ -1,10 +1,6 @@
 package proxy
 
-import (
-	"net"
-
-	"github.com/shardgate/shardgate/internal/redisconf"
-)
+import "github.com/shardgate/shardgate/internal/redisconf"
 
 // CONFIG through the proxy. The parameters that concern the endpoint a
 // client talks to are the proxy's own: requirepass and maxclients (both
@@ -27,17 +23,9 @@ func (s *Server) configTable() redisconf.Table {
 	}
 }
 
-// listenHostPort splits the listening address.
+// listenHostPort splits the listening address for CONFIG GET bind/port.
 func (s *Server) listenHostPort() (string, string) {
-	addr := s.opts.Addr
-	if a := s.Addr(); a != nil {
-		addr = a.String()
-	}
-	h, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr, "0"
-	}
-	return h, p
+	return redisconf.ListenHostPort(s.opts.Addr, s.Addr())
 }
 
 // cmdConfigSet answers CONFIG SET from the proxy's parameters.

@@ -8,6 +8,7 @@ package redisconf
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,21 @@ func (e *Endpoint) MaxClientsParam() Param {
 			e.mu.Unlock()
 		}, ""
 	}}
+}
+
+// ListenHostPort splits a server's listening address for CONFIG GET bind
+// and port: the listener's (ln, nil before it listens) or else the
+// configured one.
+func ListenHostPort(configured string, ln net.Addr) (host, port string) {
+	addr := configured
+	if ln != nil {
+		addr = ln.String()
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, "0"
+	}
+	return h, p
 }
 
 // IsRedisName reports whether Redis 7.0.15 knows the parameter (or

@@ -27,11 +27,7 @@ func TestSetAllOrNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var w resp.Writer
-		var pairs [][]byte
-		for _, a := range tc.args {
-			pairs = append(pairs, []byte(a))
-		}
-		tab.Set(&w, pairs)
+		tab.Set(&w, byteArgs(tc.args))
 		if string(w.B) != tc.reply {
 			t.Errorf("CONFIG SET %q = %q, want %q", tc.args, w.B, tc.reply)
 		}
@@ -55,13 +51,17 @@ func TestGetPatterns(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var w resp.Writer
-		var pats [][]byte
-		for _, a := range tc.patterns {
-			pats = append(pats, []byte(a))
-		}
-		tab.Get(&w, pats)
+		tab.Get(&w, byteArgs(tc.patterns))
 		if string(w.B) != tc.reply {
 			t.Errorf("CONFIG GET %q = %q, want %q", tc.patterns, w.B, tc.reply)
 		}
 	}
+}
+
+func byteArgs(args []string) [][]byte {
+	var b [][]byte
+	for _, a := range args {
+		b = append(b, []byte(a))
+	}
+	return b
 }
