@@ -11,7 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/shardgate/shardgate/internal/conncmd"
 )
 
 const usage = `shardgate runs Redis workloads across many machines.
@@ -24,6 +28,7 @@ Commands:
   node    serve one Redis-compatible node (owns hash slots)
   proxy   serve one Redis endpoint in front of many nodes
   cluster show a gossip cluster (cluster status), move slots (cluster rebalance, cluster drain)
+  version print the version, the Go release that built it and the Redis release it follows
 
 Run 'shardgate <command> --help' for the flags of a command.
 `
@@ -48,6 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runUp(ctx, args[1:], stdout, stderr)
 	case "cluster":
 		return runCluster(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionLine())
+		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -81,4 +89,35 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("bad --log-format %q", l.format)
+}
+
+// versionLine is what 'shardgate version' prints: the module version (a
+// tagged release, or "devel") with the commit it was built from, the Go
+// release, and the Redis release whose behaviour shardgate reproduces.
+func versionLine() string {
+	version, commit, dirty := "devel", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if commit != "" {
+		version += " (" + commit
+		if dirty {
+			version += ", modified"
+		}
+		version += ")"
+	}
+	return fmt.Sprintf("shardgate %s, %s, redis_version %s", version, runtime.Version(), conncmd.RedisVersion)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,21 @@ func TestNodeStandalone(t *testing.T) {
 	}
 	if rc := n.stop(); rc != 0 {
 		t.Errorf("node exited %d", rc)
+	}
+}
+
+// TestVersion: 'shardgate version' (and --version) names the binary, the
+// Go release and the Redis release it follows.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		var out, errb bytes.Buffer
+		if rc := run([]string{arg}, &out, &errb); rc != 0 || errb.Len() != 0 {
+			t.Fatalf("%s: rc %d, stderr %q", arg, rc, errb.String())
+		}
+		got := out.String()
+		if !strings.HasPrefix(got, "shardgate ") || !strings.Contains(got, runtime.Version()) ||
+			!strings.HasSuffix(got, "redis_version 7.0.15\n") {
+			t.Errorf("%s printed %q", arg, got)
+		}
 	}
 }
