@@ -173,11 +173,11 @@ func (s *Server) infoMemory(c *client, b *infoBuf) {
 	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
 	peak := max(s.rates.notePeak(used), used)
 	b.int("used_memory", used)
-	b.str("used_memory_human", bytesToHuman(used))
+	b.str("used_memory_human", redisinfo.BytesToHuman(used))
 	b.int("used_memory_rss", rss)
-	b.str("used_memory_rss_human", bytesToHuman(rss))
+	b.str("used_memory_rss_human", redisinfo.BytesToHuman(rss))
 	b.int("used_memory_peak", peak)
-	b.str("used_memory_peak_human", bytesToHuman(peak))
+	b.str("used_memory_peak_human", redisinfo.BytesToHuman(peak))
 	b.str("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
 	b.int("maxmemory", 0)
 	b.str("maxmemory_human", "0B")
@@ -186,27 +186,6 @@ func (s *Server) infoMemory(c *client, b *infoBuf) {
 	b.str("mem_allocator", "go-"+runtime.Version()) // approx: not jemalloc
 	b.int("lazyfree_pending_objects", 0)
 	b.int("lazyfreed_objects", 0)
-}
-
-// bytesToHuman formats a byte count as Redis's bytesToHuman.
-func bytesToHuman(n int64) string {
-	const k = 1024.0
-	f := float64(n)
-	switch {
-	case n < 1024:
-		return strconv.FormatInt(n, 10) + "B"
-	case f < k*k:
-		return fmt.Sprintf("%.2fK", f/k)
-	case f < k*k*k:
-		return fmt.Sprintf("%.2fM", f/(k*k))
-	case f < k*k*k*k:
-		return fmt.Sprintf("%.2fG", f/(k*k*k))
-	case f < k*k*k*k*k:
-		return fmt.Sprintf("%.2fT", f/(k*k*k*k))
-	case f < k*k*k*k*k*k:
-		return fmt.Sprintf("%.2fP", f/(k*k*k*k*k))
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {

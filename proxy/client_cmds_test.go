@@ -302,6 +302,32 @@ func TestInfoSections(t *testing.T) {
 	if v := do(t, c, "INFO", "clients"); strings.Contains(v.Text(), "# Server") || !strings.Contains(v.Text(), "# Clients") {
 		t.Errorf("INFO clients: %s", v.Text())
 	}
+	// Memory comes after Clients, as in Redis, and is the nodes': these
+	// three run in this test's process and each reports all of it, which
+	// the proxy counts once.
+	if i, j := strings.Index(text, "# Clients"), strings.Index(text, "# Memory\r\nused_memory:"); j < i || i < 0 {
+		t.Errorf("INFO has no Memory section after Clients:\n%s", text)
+	}
+	// (The heap moves between the readings: the node is read before and
+	// after, and counted three times the sum would be about 3x.)
+	n0 := dial(t, cl.NodeAddrs[0], 2)
+	used := func(c *difftest.Conn) int64 {
+		n, err := strconv.ParseInt(infoField(t, c, "memory", "used_memory"), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := used(n0)
+	proxyUsed := used(c)
+	nodeUsed := max(before, used(n0))
+	if proxyUsed <= 0 || proxyUsed > 2*nodeUsed {
+		t.Errorf("proxy used_memory %d, a node's %d: want the one process counted once", proxyUsed, nodeUsed)
+	}
+	if v := do(t, c, "INFO", "memory", "keyspace").Text(); !strings.HasPrefix(v, "# Memory\r\n") ||
+		!strings.Contains(v, "\r\n\r\n# Keyspace\r\ndb0:keys=20,") || strings.Contains(v, "# Server") {
+		t.Errorf("INFO memory keyspace:\n%s", v)
+	}
 	// instantaneous_ops_per_sec follows the traffic within a couple of
 	// samples.
 	pollUntil(t, 3*time.Second, func() error {

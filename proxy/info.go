@@ -7,13 +7,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/redisinfo"
 )
 
 // INFO [section ...] on the proxy: Redis's section and field names where
 // they apply to the proxy itself (server, clients, stats, cluster), a
 // "nodes" section with one line per node (address, slots, connections,
-// requests, errors, mean batch latency), and the keyspace section summed
-// over the nodes (each node's own INFO keyspace, fetched in parallel).
+// requests, errors, mean batch latency), and the memory and keyspace
+// sections summed over the nodes (each node's own INFO, fetched in
+// parallel). Memory is the data's: the nodes' used_memory, rss and peak,
+// each node process counted once (the nodes of 'shardgate up' share one
+// process, and each reports all of it), so that tools reading INFO
+// (redis-cli --stat) see the cluster's memory.
 
 type infoSection struct {
 	name, title string
@@ -24,6 +30,7 @@ type infoSection struct {
 var infoSections = []infoSection{
 	{"server", "Server", true, infoServer},
 	{"clients", "Clients", true, infoClients},
+	{"memory", "Memory", true, nil}, // merged from the nodes
 	{"stats", "Stats", true, infoStats},
 	{"cluster", "Cluster", true, infoCluster},
 	{"nodes", "Nodes", true, infoNodes},
@@ -58,30 +65,115 @@ func cmdInfo(c *client, args [][]byte) {
 		}
 	}
 	chosen := func(s infoSection) bool { return all || (deflt && s.deflt) || want[s.name] }
-	var reqs []*request
-	if chosen(infoSections[len(infoSections)-1]) {
-		reqs = c.toAll([][]byte{[]byte("INFO"), []byte("keyspace")})
-	}
-	var b infoBuf
+	// One INFO per node carries what the merged sections need.
+	var nodeSections [][]byte
 	for _, sec := range infoSections {
+		if sec.gen == nil && chosen(sec) {
+			if sec.name == "memory" {
+				nodeSections = append(nodeSections, []byte("server"))
+			}
+			nodeSections = append(nodeSections, []byte(sec.name))
+		}
+	}
+	var reqs []*request
+	if nodeSections != nil {
+		reqs = c.toAll(append([][]byte{[]byte("INFO")}, nodeSections...))
+	}
+	// The proxy's own sections are written now, the merged ones once the
+	// nodes answer, each in its place.
+	parts := make([]string, len(infoSections))
+	for i, sec := range infoSections {
 		if !chosen(sec) || sec.gen == nil {
 			continue
 		}
-		sectionHeader(&b, sec.title)
+		var b infoBuf
 		sec.gen(c, &b)
+		parts[i] = string(b.b)
 	}
-	head := string(b.b)
 	c.addMerge(func(c *client) {
-		b := infoBuf{b: []byte(head)}
-		if reqs != nil {
-			sectionHeader(&b, "Keyspace")
-			keys, expires, ok := sumKeyspace(reqs)
-			if ok && keys > 0 {
-				b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, expires))
+		var b infoBuf
+		for i, sec := range infoSections {
+			if !chosen(sec) {
+				continue
+			}
+			sectionHeader(&b, sec.title)
+			switch sec.name {
+			case "memory":
+				infoMemory(&b, reqs)
+			case "keyspace":
+				keys, expires, ok := sumKeyspace(reqs)
+				if ok && keys > 0 {
+					b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, expires))
+				}
+			default:
+				b.b = append(b.b, parts[i]...)
 			}
 		}
 		c.w.Verbatim(string(b.b))
 	})
+}
+
+// nodeInfoLines calls f with each "field:value" line of each node's INFO
+// reply; ok is false if a node did not answer.
+func nodeInfoLines(reqs []*request, f func(node int, field, value string)) (ok bool) {
+	ok = true
+	for i, r := range reqs {
+		v := decodeReply(r.reply)
+		if v.IsError() {
+			ok = false
+			continue
+		}
+		text := strings.TrimPrefix(string(v.Str), "txt:")
+		for _, line := range strings.Split(text, "\r\n") {
+			if k, val, found := strings.Cut(line, ":"); found && !strings.HasPrefix(k, "#") {
+				f(i, k, val)
+			}
+		}
+	}
+	return ok
+}
+
+// infoMemory sums the nodes' memory, each node process once.
+func infoMemory(b *infoBuf, reqs []*request) {
+	type mem struct {
+		pid             string
+		used, rss, peak int64
+	}
+	nodes := make([]mem, len(reqs))
+	nodeInfoLines(reqs, func(i int, k, v string) {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "process_id":
+			nodes[i].pid = v
+		case "used_memory":
+			nodes[i].used = n
+		case "used_memory_rss":
+			nodes[i].rss = n
+		case "used_memory_peak":
+			nodes[i].peak = n
+		}
+	})
+	var used, rss, peak int64
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if n.pid != "" {
+			if seen[n.pid] {
+				continue
+			}
+			seen[n.pid] = true
+		}
+		used, rss, peak = used+n.used, rss+n.rss, peak+n.peak
+	}
+	peak = max(peak, used)
+	b.int("used_memory", used)
+	b.str("used_memory_human", redisinfo.BytesToHuman(used))
+	b.int("used_memory_rss", rss)
+	b.str("used_memory_rss_human", redisinfo.BytesToHuman(rss))
+	b.int("used_memory_peak", peak)
+	b.str("used_memory_peak_human", redisinfo.BytesToHuman(peak))
+	b.int("maxmemory", 0)
+	b.str("maxmemory_human", "0B")
+	b.str("maxmemory_policy", "noeviction")
 }
 
 func sectionHeader(b *infoBuf, title string) {
@@ -96,32 +188,21 @@ func sectionHeader(b *infoBuf, title string) {
 // sumKeyspace adds up the nodes' "db0:keys=..,expires=.." lines; ok is
 // false if a node did not answer.
 func sumKeyspace(reqs []*request) (keys, expires int64, ok bool) {
-	ok = true
-	for _, r := range reqs {
-		v := decodeReply(r.reply)
-		if v.IsError() {
-			ok = false
-			continue
+	ok = nodeInfoLines(reqs, func(_ int, field, value string) {
+		if field != "db0" {
+			return
 		}
-		text := string(v.Str)
-		text = strings.TrimPrefix(text, "txt:")
-		for _, line := range strings.Split(text, "\r\n") {
-			rest, found := strings.CutPrefix(line, "db0:")
-			if !found {
-				continue
-			}
-			for _, kv := range strings.Split(rest, ",") {
-				k, val, _ := strings.Cut(kv, "=")
-				n, _ := strconv.ParseInt(val, 10, 64)
-				switch k {
-				case "keys":
-					keys += n
-				case "expires":
-					expires += n
-				}
+		for _, kv := range strings.Split(value, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(val, 10, 64)
+			switch k {
+			case "keys":
+				keys += n
+			case "expires":
+				expires += n
 			}
 		}
-	}
+	})
 	return keys, expires, ok
 }
 
