@@ -149,7 +149,11 @@ func init() {
 			l := c.srv.proxyLayout()
 			if l == nil {
 				var err error
-				if l, err = singleLayout(c.laddr, c.srv.myID); err != nil {
+				addr := c.laddr
+				if a := c.srv.opts.ClientAnnounce; a != "" {
+					addr = a
+				}
+				if l, err = singleLayout(addr, c.srv.myID); err != nil {
 					c.local.Error("ERR " + err.Error())
 					return
 				}

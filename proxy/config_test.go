@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/difftest"
@@ -156,4 +157,32 @@ func splitHostPort(t *testing.T, addr string) (string, string) {
 	}
 	t.Fatalf("bad address %q", addr)
 	return "", ""
+}
+
+// TestClientAnnounce: a proxy given ClientAnnounce shows that address to
+// cluster-aware clients, whatever address they connected to (a
+// container's published port: the proxy sees only its own side of the
+// mapping).
+func TestClientAnnounce(t *testing.T) {
+	cl := proxytest.Start(t, 1, proxy.Options{ClientAnnounce: "10.1.2.3:7000"})
+	for _, proto := range []int{2, 3} {
+		c := dial(t, cl.Addr, proto)
+		v := do(t, c, "CLUSTER", "SLOTS")
+		if len(v.Elems) != 1 || len(v.Elems[0].Elems) != 3 {
+			t.Fatalf("RESP%d CLUSTER SLOTS: %v", proto, v)
+		}
+		owner := v.Elems[0].Elems[2]
+		if len(owner.Elems) < 2 || string(owner.Elems[0].Str) != "10.1.2.3" || owner.Elems[1].Int != 7000 {
+			t.Errorf("RESP%d CLUSTER SLOTS owner: %v, want 10.1.2.3 7000", proto, owner)
+		}
+		if nodes := do(t, c, "CLUSTER", "NODES").Text(); !strings.Contains(nodes, " 10.1.2.3:7000@17000 myself,master ") {
+			t.Errorf("RESP%d CLUSTER NODES: %q", proto, nodes)
+		}
+	}
+	// Without it, the address the client connected to.
+	plain := proxytest.Start(t, 1, proxy.Options{})
+	host, port := splitHostPort(t, plain.Addr)
+	if nodes := do(t, dial(t, plain.Addr, 2), "CLUSTER", "NODES").Text(); !strings.Contains(nodes, " "+host+":"+port+"@") {
+		t.Errorf("CLUSTER NODES without ClientAnnounce: %q, want %s:%s", nodes, host, port)
+	}
 }

@@ -96,6 +96,12 @@ type Options struct {
 	// SegmentBits is the number of bits per bitmap segment (a power of
 	// two).
 	SegmentBits uint64
+	// ClientAnnounce, when set (host:port), is the address CLUSTER
+	// SLOTS, SHARDS and NODES show for this proxy when it presents itself
+	// alone; empty, each client is shown the address it connected to.
+	// Set it when clients reach the proxy through an address the proxy
+	// cannot see, such as a container's published port or a NAT.
+	ClientAnnounce string
 	// MetricsAddr, when set, serves Prometheus metrics over HTTP.
 	MetricsAddr string
 	// Logger receives the proxy's logs; nil means slog.Default().

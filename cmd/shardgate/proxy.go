@@ -72,6 +72,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
 	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "after a failed connection, how long a node's slots answer CLUSTERDOWN before it is tried again")
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
+	fs.StringVar(&p.opts.ClientAnnounce, "client-announce", "", "address (host:port) CLUSTER SLOTS/SHARDS/NODES show for this proxy when it is the only one, for clients that reach it through an address it cannot see (a container's published port, NAT); empty: the address each client connected to")
 	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment: a power of two from 4096 (2^12) to 4294967296 (2^32)")
 	fs.StringVar(&p.opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address (host:port); empty: off")
 	fs.IntVar(&p.procs, "procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. 1 is cheapest per request where the proxy shares a small machine with its nodes and load generator")
@@ -102,6 +103,8 @@ func (p *proxyFlags) finish() error {
 		return fmt.Errorf("--maxclients must be a positive number, got %d", p.opts.MaxClients)
 	case p.opts.ConnsPerNode <= 0 || p.opts.ConnsPerNode > 64:
 		return fmt.Errorf("--conns-per-node must be between 1 and 64, got %d", p.opts.ConnsPerNode)
+	case p.opts.ClientAnnounce != "" && !reachableHostPort(p.opts.ClientAnnounce):
+		return fmt.Errorf("bad --client-announce address %q: want host:port that clients can reach", p.opts.ClientAnnounce)
 	case bits.OnesCount64(p.opts.SegmentBits) != 1 || p.opts.SegmentBits < 1<<12 || p.opts.SegmentBits > 1<<32:
 		return fmt.Errorf("--segment-bits must be a power of two from 4096 (2^12) to 4294967296 (2^32), got %d", p.opts.SegmentBits)
 	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0 || p.opts.RedirectTimeout <= 0:
@@ -345,4 +348,15 @@ func (b *byteSize) Set(v string) error {
 	}
 	*b = byteSize(n * mul)
 	return nil
+}
+
+// reachableHostPort reports whether a is host:port with a host and a
+// non-zero port, the host not an unspecified address (0.0.0.0, ::).
+func reachableHostPort(a string) bool {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || host == "" || port == "" || port == "0" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsUnspecified()
 }

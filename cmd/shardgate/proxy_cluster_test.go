@@ -32,6 +32,8 @@ func TestProxyFlagsModes(t *testing.T) {
 		{[]string{"--join", "127.0.0.1:2", "--gossip", "x"}, `bad --gossip address "x"`},
 		{[]string{"--join", "127.0.0.1:2", "--announce", "0.0.0.0:7379"}, "not an address others can reach"},
 		{[]string{"--join", "127.0.0.1:2", "--announce", "nohost"}, `bad --announce address "nohost"`},
+		{[]string{"--nodes", "127.0.0.1:1", "--client-announce", "0.0.0.0:7379"}, `bad --client-announce address "0.0.0.0:7379"`},
+		{[]string{"--nodes", "127.0.0.1:1", "--client-announce", "nohost"}, `bad --client-announce address "nohost"`},
 		{[]string{"--nodes", "127.0.0.1:1", "--segment-bits", "100"}, "--segment-bits must be a power of two from 4096 (2^12) to 4294967296 (2^32), got 100"},
 		{[]string{"--nodes", "127.0.0.1:1", "--segment-bits", "8589934592"}, "--segment-bits must be a power of two"},
 	} {
