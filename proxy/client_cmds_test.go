@@ -399,3 +399,48 @@ func TestClientListOtherConnectionsMatchRedis(t *testing.T) {
 	}
 	a.Do(t, "ECHO", "after reset")
 }
+
+// splitTopology gives node 0 two slot ranges and node 1 the rest.
+type splitTopology struct{ nodes []proxy.NodeInfo }
+
+func (s splitTopology) Nodes() []proxy.NodeInfo { return s.nodes }
+
+func (s splitTopology) Owner(slot uint16) int {
+	for i, n := range s.nodes {
+		for _, r := range n.Ranges {
+			if r.First <= slot && slot <= r.Last {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// TestInfoParsesLikeRedisPy: every INFO line whose value holds both ','
+// and '=' is a list of key=value pairs, the rule redis-py's INFO parser
+// (run by RedisCluster at connect) applies; a node with two slot ranges
+// used to put a bare "200-16383" between the commas and break it.
+func TestInfoParsesLikeRedisPy(t *testing.T) {
+	cl := proxytest.Start(t, 2, proxy.Options{})
+	topo := splitTopology{nodes: []proxy.NodeInfo{
+		{Addr: cl.NodeAddrs[0], Ranges: []proxy.SlotRange{{First: 0, Last: 99}, {First: 200, Last: 16383}}},
+		{Addr: cl.NodeAddrs[1], Ranges: []proxy.SlotRange{{First: 100, Last: 199}}},
+	}}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	c := dial(t, addr, 2)
+	text := do(t, c, "INFO", "everything").Text()
+	if !strings.Contains(text, "node0:addr="+cl.NodeAddrs[0]+",slots=0-99 200-16383,") {
+		t.Errorf("INFO has no node0 line with both ranges:\n%s", text)
+	}
+	for _, line := range strings.Split(text, "\r\n") {
+		_, value, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "#") || !strings.Contains(value, ",") || !strings.Contains(value, "=") {
+			continue
+		}
+		for _, item := range strings.Split(value, ",") {
+			if !strings.Contains(item, "=") {
+				t.Errorf("INFO line %q: item %q is no key=value pair", line, item)
+			}
+		}
+	}
+}

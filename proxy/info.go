@@ -251,6 +251,12 @@ func infoStats(c *client, b *infoBuf) {
 	b.int("crossslot_rejections", st.crossSlot.Load())
 }
 
+// infoRanges renders slot ranges for a key=value field of an INFO line,
+// separated by spaces ("0-99 200-5460"), as CLUSTER NODES separates them:
+// a comma would start another key=value pair, and INFO parsers (redis-py's,
+// which RedisCluster runs at connect) fail on a pair without '='.
+func infoRanges(rs []SlotRange) string { return strings.ReplaceAll(FormatRanges(rs), ",", " ") }
+
 // infoNodes prints one line per node:
 // node0:addr=127.0.0.1:7001,slots=0-5460,status=up,connections=2,
 // requests=..,errors=..,avg_batch_latency_us=..,p99_batch_latency_us=..
@@ -281,7 +287,7 @@ func infoNodes(c *client, b *infoBuf) {
 		}
 		avg, p99 := p.latency.meanAndP99()
 		b.str("node"+strconv.Itoa(i), fmt.Sprintf("addr=%s,slots=%s,status=%s,connections=%d,requests=%d,errors=%d,avg_batch_latency_us=%d,p99_batch_latency_us=%d",
-			p.addr, FormatRanges(rt.ranges(i)), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
+			p.addr, infoRanges(rt.ranges(i)), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
 	}
 }
 
@@ -291,7 +297,7 @@ func infoNodes(c *client, b *infoBuf) {
 // cluster id, this proxy's member id, the table's epoch, member counts,
 // the slots assigned and those whose node is up, and one line per member:
 //
-//	member0:id=<40 hex>,role=node,addr=127.0.0.1:7001,state=alive,slots=0-5460
+//	member0:id=<40 hex>,role=node,addr=127.0.0.1:7001,state=alive,slots=0-5460 10923-12000
 func infoCluster(c *client, b *infoBuf) {
 	rt := c.srv.route
 	b.int("cluster_enabled", 1)
@@ -348,6 +354,6 @@ func infoCluster(c *client, b *infoBuf) {
 	b.int("cluster_slots_served", ok)
 	for i, m := range t.members {
 		b.str("member"+strconv.Itoa(i), fmt.Sprintf("id=%s,role=%s,addr=%s,state=%s,slots=%s",
-			m.id, m.role, m.addr, m.state, FormatRanges(t.ranges(int32(i)))))
+			m.id, m.role, m.addr, m.state, infoRanges(t.ranges(int32(i)))))
 	}
 }

@@ -316,9 +316,9 @@ func viewFromInfo(fields map[string]string) (v *memberView, ok bool, err error) 
 	return v, true, nil
 }
 
-// parseMemberLine reads "id=...,role=...,addr=...,state=...,slots=0-5,9":
-// a comma starts a new key=value pair unless what follows has no '='
-// (slot ranges).
+// parseMemberLine reads "id=...,role=...,addr=...,state=...,slots=0-5 9"
+// (ranges separated by spaces; a proxy before that used commas, so a
+// comma starts a new key=value pair only if what follows has an '=').
 func parseMemberLine(line string) (viewMember, error) {
 	kv := make(map[string]string)
 	last := ""
@@ -358,10 +358,7 @@ func parseMemberLine(line string) (viewMember, error) {
 // parseStatusRanges reads "0-5460,5462" (empty: none).
 func parseStatusRanges(s string) ([]statusRange, error) {
 	var rs []statusRange
-	for part := range strings.SplitSeq(s, ",") {
-		if part == "" {
-			continue
-		}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
 		r, err := parseStatusRange(part)
 		if err != nil {
 			return nil, err

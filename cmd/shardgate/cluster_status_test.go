@@ -67,8 +67,9 @@ func proxyInfo(clusterID string, epoch int, self string, members ...string) stri
 
 func TestViewFromInfo(t *testing.T) {
 	text := proxyInfo("c1", 4, idP,
-		"id="+idA+",role=node,addr=10.0.0.1:7000,state=alive,slots=0-5460,16383",
-		"id="+idB+",role=node,addr=10.0.0.2:7000,state=dead,slots=5461-16382",
+		"id="+idA+",role=node,addr=10.0.0.1:7000,state=alive,slots=0-5460 16383",
+		// An older proxy separated the ranges with commas.
+		"id="+idB+",role=node,addr=10.0.0.2:7000,state=dead,slots=5461-9000,9001-16382",
 		"id="+idP+",role=proxy,addr=10.0.0.9:7379,state=alive,slots=")
 	v, ok, err := viewFromInfo(parseInfoFields(text))
 	if err != nil || !ok {
@@ -76,7 +77,7 @@ func TestViewFromInfo(t *testing.T) {
 	}
 	want := &memberView{Self: idP, Role: "proxy", ClusterID: "c1", Epoch: 4, Members: []viewMember{
 		{ID: idA, Role: "node", Addr: "10.0.0.1:7000", State: "alive", Ranges: []statusRange{{First: 0, Last: 5460}, {First: 16383, Last: 16383}}},
-		{ID: idB, Role: "node", Addr: "10.0.0.2:7000", State: "dead", Ranges: []statusRange{{First: 5461, Last: 16382}}},
+		{ID: idB, Role: "node", Addr: "10.0.0.2:7000", State: "dead", Ranges: []statusRange{{First: 5461, Last: 9000}, {First: 9001, Last: 16382}}},
 		{ID: idP, Role: "proxy", Addr: "10.0.0.9:7379", State: "alive"},
 	}}
 	if !reflect.DeepEqual(v, want) {
