@@ -299,7 +299,7 @@ func (c *Cluster) antiEntropy(now time.Time) {
 		return
 	}
 	for id, r := range st.members {
-		if r.State != StateAlive || r.clusterID != "" && r.clusterID != st.clusterID || r.TableDigest == st.digest || r.ip == nil {
+		if !c.tableDiffers(r) {
 			delete(st.mismatch, id)
 			continue
 		}
@@ -311,15 +311,43 @@ func (c *Cluster) antiEntropy(now time.Time) {
 		if now.Sub(since) < c.tm.antiEntropy || now.Sub(st.lastSent[id]) < c.tm.antiEntropy {
 			continue
 		}
-		st.lastSent[id] = now
-		to := &memberlist.Node{Name: string(id), Addr: r.ip, Port: r.port}
-		msg := c.snap.Load().state
-		c.bg.Add(1)
-		go func() {
-			defer c.bg.Done()
-			if err := c.ml.SendReliable(to, msg); err != nil {
-				c.log.Debug("cluster: sending the table", "to", to.Name, "err", err)
-			}
-		}()
+		c.sendTable(id, r, now)
 	}
+}
+
+// tableDiffers reports whether r is an alive member of our cluster, that
+// we can reach, whose announced table differs from ours.
+func (c *Cluster) tableDiffers(r *memberRec) bool {
+	st := &c.st
+	return r.State == StateAlive && (r.clusterID == "" || r.clusterID == st.clusterID) && r.TableDigest != st.digest && r.ip != nil
+}
+
+// sendTable sends our whole table to member id (record r) in the
+// background.
+func (c *Cluster) sendTable(id NodeID, r *memberRec, now time.Time) {
+	c.st.lastSent[id] = now
+	to := &memberlist.Node{Name: string(id), Addr: r.ip, Port: r.port}
+	msg := c.snap.Load().state
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		if err := c.ml.SendReliable(to, msg); err != nil {
+			c.log.Debug("cluster: sending the table", "to", to.Name, "err", err)
+		}
+	}()
+}
+
+// PushTable sends our whole table now to every alive member whose
+// announced table differs from ours, rather than after the anti-entropy
+// delay: a node about to leave uses it so that no member goes on routing
+// to it.
+func (c *Cluster) PushTable() error {
+	return c.call(func(now time.Time) error {
+		for id, r := range c.st.members {
+			if c.tableDiffers(r) {
+				c.sendTable(id, r, now)
+			}
+		}
+		return nil
+	})
 }

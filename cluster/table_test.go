@@ -497,3 +497,30 @@ func TestMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestViewConverged: a view is converged when every other alive node and
+// proxy announces this member's table digest; dead members and observers
+// do not count.
+func TestViewConverged(t *testing.T) {
+	member := func(id NodeID, role Role, state State, digest uint64) Member {
+		return Member{ID: id, Role: role, State: state, TableDigest: digest}
+	}
+	cases := []struct {
+		name    string
+		members []Member
+		want    bool
+	}{
+		{"alone", []Member{member("a", RoleNode, StateAlive, 1)}, true},
+		{"all agree", []Member{member("a", RoleNode, StateAlive, 1), member("b", RoleNode, StateAlive, 1), member("p", RoleProxy, StateAlive, 1)}, true},
+		{"a node behind", []Member{member("a", RoleNode, StateAlive, 1), member("b", RoleNode, StateAlive, 2)}, false},
+		{"a proxy behind", []Member{member("a", RoleNode, StateAlive, 1), member("p", RoleProxy, StateAlive, 2)}, false},
+		{"dead and observer ignored", []Member{member("a", RoleNode, StateAlive, 1), member("b", RoleNode, StateDead, 2),
+			member("c", RoleNode, StateLeft, 2), member("o", RoleObserver, StateAlive, 2)}, true},
+	}
+	for _, tc := range cases {
+		v := &View{Self: "a", Members: tc.members}
+		if got := v.Converged(); got != tc.want {
+			t.Errorf("%s: Converged() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

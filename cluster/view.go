@@ -59,3 +59,19 @@ func (v *View) Alive(r Role) []Member {
 func (v *View) Owns(slot uint16) bool {
 	return int(slot) < NumSlots && v.Slots[slot].Owner == v.Self
 }
+
+// Converged reports whether every other alive node and proxy last
+// announced the same table as this member holds (by digest): they route
+// by the same slot owners. Observers are not counted.
+func (v *View) Converged() bool {
+	self := v.SelfMember()
+	for _, m := range v.Members {
+		if m.ID == v.Self || m.State != StateAlive || m.Role == RoleObserver {
+			continue
+		}
+		if m.TableDigest != self.TableDigest {
+			return false
+		}
+	}
+	return true
+}

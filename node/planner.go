@@ -154,6 +154,7 @@ func (m *migrator) statusText() string {
 	line := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
 	line("node_id", m.self)
 	line("slots_owned", owned)
+	line("table_converged", boolInt(v.Converged()))
 	line("draining", boolInt(self.Draining))
 	line("weight", self.Weight)
 	line("planner", boolInt(m.isPlanner(v)))

@@ -153,7 +153,15 @@ Flags:
 		if err != nil {
 			return false, "", err
 		}
-		return st["slots_owned"] == "0", "slots still here: " + st["slots_owned"], nil
+		if st["slots_owned"] != "0" {
+			return false, "slots still here: " + st["slots_owned"], nil
+		}
+		// Done once every member routes by the table without this node
+		// (a node that does not report it is taken at its word).
+		if c, ok := st["table_converged"]; ok && c != "1" {
+			return false, "no slots left; the other members are still learning the final slot table", nil
+		}
+		return true, "", nil
 	})
 }
 

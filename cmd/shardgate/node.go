@@ -285,9 +285,14 @@ Flags:
 	return 0
 }
 
-// drainOnExit returns a context that ends once ctx has ended (the signal)
-// and the node has handed all its slots to the others, or drainTimeout
-// later: until then the node keeps serving, so the migrations can run.
+// pushTableEvery is how often a drained node about to exit sends its
+// slot table again to members that have not announced it yet.
+const pushTableEvery = 500 * time.Millisecond
+
+// drainOnExit returns a context that ends once ctx has ended (the signal),
+// the node has handed all its slots to the others and every member has
+// learned so, or drainTimeout later: until then the node keeps serving,
+// so the migrations can run.
 func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Duration, log *slog.Logger) context.Context {
 	serve, stop := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
@@ -307,17 +312,37 @@ func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Dura
 			return
 		}
 		deadline := time.After(timeout)
+		var push <-chan time.Time // while drained but not converged
 		for {
 			ch := member.Changes()
 			v := member.View()
 			n := len(v.Ranges(v.Self))
 			if n == 0 {
-				log.Info("drained: no slots left here")
-				return
+				// Leaving before the others know the last slots moved
+				// would leave them routing to a dead node (CLUSTERDOWN
+				// at the proxies, redirections to a closed port) until
+				// gossip caught up, seconds later: push them the table
+				// and wait until every member announces it.
+				if v.Converged() {
+					log.Info("drained: no slots left here, and every member knows")
+					return
+				}
+				if push == nil {
+					log.Info("drained: no slots left here; waiting for the other members to learn the final slot table")
+				}
+				if err := member.PushTable(); err != nil {
+					log.Warn("drained: sending the slot table", "err", err)
+				}
+				push = time.After(pushTableEvery)
 			}
 			select {
 			case <-ch:
+			case <-push:
 			case <-deadline:
+				if n == 0 {
+					log.Warn("drain timed out waiting for the other members to learn the final slot table: exiting")
+					return
+				}
 				log.Warn("drain timed out: exiting with slots still here", "ranges", n)
 				return
 			case <-again:
