@@ -310,7 +310,9 @@ func (c *nodeConn) fail(err error) {
 	c.queue, c.head = nil, 0
 	c.mu.Unlock()
 	c.nc.Close()
-	if len(waiting) > 0 {
+	// The proxy closing its own connections at shutdown is no loss to
+	// report (a blocked client's request is still waiting then).
+	if len(waiting) > 0 && !c.node.srv.isClosed() {
 		c.node.noteError()
 		c.node.srv.log.Warn("node connection lost", "node", c.node.addr, "err", err, "requests", len(waiting))
 	}

@@ -475,3 +475,23 @@ func TestWatchConnectionsReleasedWhenClientGoes(t *testing.T) {
 		t.Errorf("EXEC: %v", v)
 	}
 }
+
+// TestShutdownWithBlockedClientLogsNoLoss: stopping the proxy while a
+// client waits in BLPOP closes the proxy's own node connection, which is
+// no lost connection to warn about or count.
+func TestShutdownWithBlockedClientLogsNoLoss(t *testing.T) {
+	var log logBuffer
+	cl := proxytest.Start(t, 1, proxy.Options{})
+	topo, _ := proxy.NewStaticTopology(cl.NodeAddrs)
+	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, Logger: log.logger()})
+	c := rawDial(t, addr)
+	io.WriteString(c, "*3\r\n$5\r\nBLPOP\r\n$6\r\nnolist\r\n$1\r\n0\r\n")
+	watcher := dial(t, addr, 2)
+	waitFor(t, "the client to block", promptly, func() bool {
+		return infoField(t, watcher, "clients", "blocked_clients") == "1"
+	})
+	stop()
+	if strings.Contains(log.String(), "node connection lost") {
+		t.Errorf("shutdown logged a lost node connection:\n%s", log.String())
+	}
+}
