@@ -48,6 +48,11 @@ func nodeCall(ctx context.Context, addr, password string, args ...string) (strin
 	}
 	v, err := c.do(args...)
 	if err != nil {
+		if strings.Contains(err.Error(), "unknown command 'SHARDGATE'") {
+			// A standalone node, a proxy or a Redis server: say so
+			// rather than echo the command's internals alone.
+			return "", fmt.Errorf("not a node of a gossip cluster (a standalone node, a proxy or a Redis server?): %w", err)
+		}
 		return "", err
 	}
 	return string(v.Str), nil

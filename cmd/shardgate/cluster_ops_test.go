@@ -116,9 +116,9 @@ func TestClusterOpsOneNode(t *testing.T) {
 		atMostSeconds float64
 	}{
 		{args: []string{"drain", plain.addr}, rc: 1,
-			stderr: "shardgate cluster drain: " + plain.addr + ": SHARDGATE DRAIN: ERR unknown command 'SHARDGATE'"},
+			stderr: "shardgate cluster drain: " + plain.addr + ": not a node of a gossip cluster (a standalone node, a proxy or a Redis server?): SHARDGATE DRAIN: ERR unknown command 'SHARDGATE'"},
 		{args: []string{"rebalance", plain.addr}, rc: 1,
-			stderr: "shardgate cluster rebalance: " + plain.addr + ": SHARDGATE REBALANCE: ERR unknown command 'SHARDGATE'"},
+			stderr: "shardgate cluster rebalance: " + plain.addr + ": not a node of a gossip cluster (a standalone node, a proxy or a Redis server?): SHARDGATE REBALANCE: ERR unknown command 'SHARDGATE'"},
 		{args: []string{"drain", locked.addr}, rc: 1, draining: "0",
 			stderr: "shardgate cluster drain: " + locked.addr + ": SHARDGATE DRAIN: NOAUTH Authentication required."},
 		{args: []string{"rebalance", locked.addr}, rc: 1,
