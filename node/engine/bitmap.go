@@ -21,17 +21,21 @@ import (
 //     never more than a dense page);
 //   - dense: the 8 KB of bytes themselves.
 //
-// Pages sit in groups of 256 (2 MB of string), and a group is allocated
+// Pages sit in groups of 32 (256 KB of string), and a group is allocated
 // only when one of its pages is written, so the index of a 512 MB string
-// with one set bit is one group (10 KB) and a pointer slice (2 KB). This is
+// with one set bit is one group (1.25 KB) and a pointer slice (16 KB), and
+// a 1 MB one (a segment key of the proxy's segmented bitmaps) with one set
+// bit holds one group and a few pointers: groups of 256 pages cost such
+// keys 10 KB each, which thinly spread user ids pay once per id. This is
 // roaring's idea (array containers below 4096 values, bitmap containers
 // above) with two changes that matter here: byte-oriented pages, so GET,
 // GETRANGE, SETRANGE and APPEND copy whole runs of bytes instead of
 // translating bit numbering, and a cached set-bit count per page, so
 // BITCOUNT over a range is a sum of page counts plus two partial pages.
 // Figures this gives (see bitmap_mem_test.go): SETBIT at 2^32-1 on an
-// empty key ~12 KB; 10^6 random bits over 0..2^32-1 ~5 MB (sparse pages);
-// 10^8 consecutive bits from 0 ~12.5 MB (dense pages, no slack).
+// empty key ~34 KB; 10^6 random bits over 0..2^32-1 ~5.5 MB (sparse
+// pages); one bit below 2^23 ~1.8 KB with its key; 10^8 consecutive bits
+// from 0 ~12.5 MB (dense pages, no slack).
 //
 // The bit order is Redis's: bit 0 is the most significant bit of byte 0;
 // a sparse page's positions are in that order too, so sorted order is the
@@ -71,8 +75,8 @@ const (
 	pageBits  = PageBytes * 8
 	pageShift = 13 // log2(PageBytes)
 	// groupPages pages form a group, the unit of index allocation.
-	groupPages = 256
-	groupShift = 8
+	groupPages = 32
+	groupShift = 5
 	// sparseMax is the most set bits a sparse page holds: beyond it the
 	// positions would take more than the page's bytes.
 	sparseMax = PageBytes / 2

@@ -66,6 +66,27 @@ func TestBitmapMemory(t *testing.T) {
 		}
 	})
 
+	// The proxy's segmented bitmaps (1 MB segment keys) with thinly
+	// spread ids hold one bit per key: the key's cost is then the
+	// bitmap's index, which was a 256-page group (10 KB) before groups
+	// shrank to 32 pages.
+	t.Run("one bit in each of 10^4 keys of up to 1 MB", func(t *testing.T) {
+		s := newStrEnv(t)
+		setbit(s, "warm", 1)
+		rng := rand.New(rand.NewSource(1))
+		const keys = 10_000
+		before := heapBytes()
+		for i := range keys {
+			setbit(s, "{sg:"+strconv.Itoa(i)+"}dau", rng.Int63n(1<<23))
+		}
+		perKey := (heapBytes() - before) / keys
+		runtime.KeepAlive(s)
+		t.Logf("one bit below 2^23 per key: heap +%d bytes per key (Redis: up to 1 MB)", perKey)
+		if perKey >= 3<<10 {
+			t.Fatalf("heap grew %d bytes per key, limit 3 KB", perKey)
+		}
+	})
+
 	t.Run("10^8 consecutive bits", func(t *testing.T) {
 		s := newStrEnv(t)
 		setbit(s, "k", 0)
