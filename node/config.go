@@ -80,6 +80,7 @@ var configParams = []configParam{
 	}},
 	{name: "requirepass", endpoint: (*redisconf.Endpoint).RequirePassParam},
 	{name: "maxclients", endpoint: (*redisconf.Endpoint).MaxClientsParam},
+	{name: "client-query-buffer-limit", get: func(s *Server) string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
 	{name: "maxmemory", get: fixed("0")},
 	{name: "maxmemory-policy", get: fixed("noeviction")},
 	{name: "maxmemory-samples", get: fixed("5")},

@@ -26,12 +26,13 @@ func configGet(t *testing.T, c *difftest.Conn, patterns ...string) map[string]st
 }
 
 func TestConfigGetReportsNode(t *testing.T) {
-	n := startNode(t, node.Options{RequirePass: "pw", MaxClients: 77}, nil)
+	n := startNode(t, node.Options{RequirePass: "pw", MaxClients: 77, QueryBufferLimit: 2 << 20}, nil)
 	c := connDial(t, n.addr, 3)
 	connDo(t, c, "AUTH", "pw")
 	host, port, _ := net.SplitHostPort(n.addr)
-	got := configGet(t, c, "port", "bind", "requirepass", "maxclients", "cluster-enabled")
-	want := map[string]string{"port": port, "bind": host, "requirepass": "pw", "maxclients": "77", "cluster-enabled": "yes"}
+	got := configGet(t, c, "port", "bind", "requirepass", "maxclients", "cluster-enabled", "client-query-buffer-limit")
+	want := map[string]string{"port": port, "bind": host, "requirepass": "pw", "maxclients": "77", "cluster-enabled": "yes",
+		"client-query-buffer-limit": "2097152"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("CONFIG GET %s = %q, want %q", k, got[k], v)

@@ -1,17 +1,22 @@
 package proxy
 
-import "github.com/shardgate/shardgate/internal/redisconf"
+import (
+	"strconv"
+
+	"github.com/shardgate/shardgate/internal/redisconf"
+)
 
 // CONFIG through the proxy. The parameters that concern the endpoint a
 // client talks to are the proxy's own: requirepass and maxclients (both
-// settable, as on a node) and bind and port. CONFIG SET is answered by the
-// proxy alone and never reaches the nodes: passed on, a requirepass would
-// lock the proxy out of its own nodes at its next connection, and a
-// maxclients would cap the proxy's backend connections rather than its
-// clients. Every other parameter is immutable on the nodes too, so the
-// proxy answers with the same errors a node gives. CONFIG GET asks a node
-// (for what describes the data: appendonly, dir, save, ...) and puts the
-// proxy's values in place of the node's for the endpoint's parameters.
+// settable, as on a node), bind, port and client-query-buffer-limit.
+// CONFIG SET is answered by the proxy alone and never reaches the nodes:
+// passed on, a requirepass would lock the proxy out of its own nodes at
+// its next connection, and a maxclients would cap the proxy's backend
+// connections rather than its clients. Every other parameter is immutable
+// on the nodes too, so the proxy answers with the same errors a node
+// gives. CONFIG GET asks a node (for what describes the data: appendonly,
+// dir, save, ...) and puts the proxy's values in place of the node's for
+// the endpoint's parameters.
 
 // configTable is the proxy's own parameters.
 func (s *Server) configTable() redisconf.Table {
@@ -20,6 +25,7 @@ func (s *Server) configTable() redisconf.Table {
 		{Name: "port", Get: func() string { _, p := s.listenHostPort(); return p }},
 		s.cfg.RequirePassParam(),
 		s.cfg.MaxClientsParam(),
+		{Name: "client-query-buffer-limit", Get: func() string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
 	}
 }
 

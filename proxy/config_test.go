@@ -104,7 +104,7 @@ func TestConfigSetMaxClientsIsTheProxys(t *testing.T) {
 // are a node's (themselves checked against redis-server in the node's
 // tests), and CONFIG GET shows the proxy's own address.
 func TestConfigThroughProxyLikeNode(t *testing.T) {
-	cl := proxytest.Start(t, 3, proxy.Options{})
+	cl := proxytest.Start(t, 3, proxy.Options{QueryBufferLimit: 3 << 20})
 	for _, proto := range []int{2, 3} {
 		p, n := dial(t, cl.Addr, proto), dial(t, cl.NodeAddrs[0], proto)
 		for _, args := range [][]string{
@@ -127,6 +127,9 @@ func TestConfigThroughProxyLikeNode(t *testing.T) {
 		}
 		if got := configValue(t, p, "requirepass"); got != "" {
 			t.Errorf("requirepass after refused CONFIG SETs = %q", got)
+		}
+		if got := configValue(t, p, "client-query-buffer-limit"); got != "3145728" {
+			t.Errorf("CONFIG GET client-query-buffer-limit = %q, want the proxy's 3145728", got)
 		}
 		_, port := splitHostPort(t, cl.Addr)
 		if got := configValue(t, p, "port"); got != port {
