@@ -172,12 +172,7 @@ func (s *Server) infoMemory(c *client, b *infoBuf) {
 	used := int64(m.HeapAlloc)           // approx: Go heap objects
 	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
 	peak := max(s.rates.notePeak(used), used)
-	b.int("used_memory", used)
-	b.str("used_memory_human", redisinfo.BytesToHuman(used))
-	b.int("used_memory_rss", rss)
-	b.str("used_memory_rss_human", redisinfo.BytesToHuman(rss))
-	b.int("used_memory_peak", peak)
-	b.str("used_memory_peak_human", redisinfo.BytesToHuman(peak))
+	redisinfo.MemoryFields(used, rss, peak, b.str)
 	b.str("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
 	b.int("maxmemory", 0)
 	b.str("maxmemory_human", "0B")

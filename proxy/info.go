@@ -165,12 +165,7 @@ func infoMemory(b *infoBuf, reqs []*request) {
 		used, rss, peak = used+n.used, rss+n.rss, peak+n.peak
 	}
 	peak = max(peak, used)
-	b.int("used_memory", used)
-	b.str("used_memory_human", redisinfo.BytesToHuman(used))
-	b.int("used_memory_rss", rss)
-	b.str("used_memory_rss_human", redisinfo.BytesToHuman(rss))
-	b.int("used_memory_peak", peak)
-	b.str("used_memory_peak_human", redisinfo.BytesToHuman(peak))
+	redisinfo.MemoryFields(used, rss, peak, b.str)
 	b.int("maxmemory", 0)
 	b.str("maxmemory_human", "0B")
 	b.str("maxmemory_policy", "noeviction")

@@ -26,3 +26,15 @@ func BytesToHuman(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
+
+// MemoryFields gives INFO memory's used_memory, used_memory_rss and
+// used_memory_peak fields with their _human forms, in Redis's order.
+func MemoryFields(used, rss, peak int64, field func(k, v string)) {
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"used_memory", used}, {"used_memory_rss", rss}, {"used_memory_peak", peak}} {
+		field(f.name, strconv.FormatInt(f.n, 10))
+		field(f.name+"_human", BytesToHuman(f.n))
+	}
+}
