@@ -246,9 +246,18 @@ func runAOFCrash(t *testing.T, bin string, seed int64) crashRun {
 			}
 		}
 		if rewriteFirst {
-			// Kill it in (or just after) a rewrite.
+			// Kill it in (or just after) a rewrite. The rewrite runs in
+			// a goroutine that logs its start after BGREWRITEAOF has
+			// answered: wait for that line, or a kill "right after the
+			// reply" can land before the rewrite began (five runs once
+			// had no rewrite cut short that way).
+			started := func() int { return strings.Count(n.logText(), "append-only log rewrite started") }
+			before := started()
 			if err := sendCommand(n.addr, "BGREWRITEAOF"); err != nil {
 				t.Logf("BGREWRITEAOF before the kill: %v", err)
+			}
+			for deadline := time.Now().Add(200 * time.Millisecond); started() == before && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
 			}
 			time.Sleep(delay)
 		}
