@@ -289,6 +289,10 @@ Flags:
 // slot table again to members that have not announced it yet.
 const pushTableEvery = 500 * time.Millisecond
 
+// convergeWait bounds how long a drained node waits for the other members
+// to announce its final slot table before it exits anyway.
+const convergeWait = 10 * time.Second
+
 // drainOnExit returns a context that ends once ctx has ended (the signal),
 // the node has handed all its slots to the others and every member has
 // learned so, or drainTimeout later: until then the node keeps serving,
@@ -312,7 +316,10 @@ func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Dura
 			return
 		}
 		deadline := time.After(timeout)
-		var push <-chan time.Time // while drained but not converged
+		var (
+			drainedAt time.Time
+			push      <-chan time.Time // next push while drained but not converged
+		)
 		for {
 			ch := member.Changes()
 			v := member.View()
@@ -322,22 +329,32 @@ func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Dura
 				// would leave them routing to a dead node (CLUSTERDOWN
 				// at the proxies, redirections to a closed port) until
 				// gossip caught up, seconds later: push them the table
-				// and wait until every member announces it.
+				// and wait until every member announces it, for a
+				// while (a member that never does must not hold the
+				// exit for the whole drain timeout).
 				if v.Converged() {
 					log.Info("drained: no slots left here, and every member knows")
 					return
 				}
-				if push == nil {
+				now := time.Now()
+				if drainedAt.IsZero() {
+					drainedAt = now
 					log.Info("drained: no slots left here; waiting for the other members to learn the final slot table")
+				} else if now.Sub(drainedAt) >= convergeWait {
+					log.Warn("drained, but not every member announced the final slot table: exiting", "waited", convergeWait)
+					return
 				}
-				if err := member.PushTable(); err != nil {
-					log.Warn("drained: sending the slot table", "err", err)
+				if push == nil {
+					if err := member.PushTable(); err != nil {
+						log.Warn("drained: sending the slot table", "err", err)
+					}
+					push = time.After(pushTableEvery)
 				}
-				push = time.After(pushTableEvery)
 			}
 			select {
 			case <-ch:
 			case <-push:
+				push = nil
 			case <-deadline:
 				if n == 0 {
 					log.Warn("drain timed out waiting for the other members to learn the final slot table: exiting")
