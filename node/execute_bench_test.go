@@ -130,3 +130,15 @@ func BenchmarkBatchXack(b *testing.B) {
 	setup = append(setup, []string{"XREADGROUP", "GROUP", "g", "c", "COUNT", strconv.Itoa(xackPending), "STREAMS", "s", ">"})
 	benchmarkBatches(b, setup, func(i int) []string { return []string{"XACK", "s", "g", "1-" + strconv.Itoa(i%xackPending+1)} })
 }
+
+// BenchmarkBatchGetbit reads random bits of 100 keys of 1 MB, as
+// bench/bits's getbit test does.
+func BenchmarkBatchGetbit(b *testing.B) {
+	var setup [][]string
+	for k := range 100 {
+		setup = append(setup, []string{"SETBIT", fmt.Sprintf("bits:%d", k), strconv.Itoa(1<<23 - 1), "1"})
+	}
+	benchmarkBatches(b, setup, func(i int) []string {
+		return []string{"GETBIT", fmt.Sprintf("bits:%d", (i*31)%100), strconv.Itoa((i * 2654435761) % (1 << 23))}
+	})
+}
