@@ -139,8 +139,9 @@ func (h *Handler) bitop(ctx context.Context, b Backend, args [][]byte, plain fun
 		}
 	}
 
-	// Index first, so the index covers every segment written below.
-	if _, err := run(ctx, b, h.indexSets(dest, result)); err != nil {
+	// Stale segments leave the index before they are deleted, and the
+	// result's enter it after they are written (see "Consistency").
+	if _, err := run(ctx, b, h.indexClears(dest, stale)); err != nil {
 		return resp.Value{}, err
 	}
 	var cmds [][][]byte
@@ -161,7 +162,7 @@ func (h *Handler) bitop(ctx context.Context, b Backend, args [][]byte, plain fun
 	} else if err := h.bitopNot(ctx, b, dest, srcs[0], result, top, cmds); err != nil {
 		return resp.Value{}, err
 	}
-	if _, err := run(ctx, b, h.indexClears(dest, stale)); err != nil {
+	if _, err := run(ctx, b, h.indexSets(dest, result)); err != nil {
 		return resp.Value{}, err
 	}
 	return intValue(int64(maxLen)), nil
@@ -212,8 +213,8 @@ func (h *Handler) bitopNot(ctx context.Context, b Backend, dest []byte, src *bit
 	return err
 }
 
-// deleteBitmaps deletes the segments the indexes of bms name, then the
-// index keys, and reports for each whether a segment existed.
+// deleteBitmaps deletes the segments the indexes of bms name (after
+// taking them out of the index).
 func (h *Handler) deleteBitmaps(ctx context.Context, b Backend, bms []*bitmap) error {
 	_, err := h.deleteCounting(ctx, b, bms, nil, false)
 	return err
@@ -223,9 +224,48 @@ func (h *Handler) deleteBitmaps(ctx context.Context, b Backend, bms []*bitmap) e
 // in the same step; it returns how many bitmaps had a segment plus how
 // many plain keys existed. With shadows, the ordinary key named as each
 // bitmap is deleted too, and a bitmap counts if either existed.
+//
+// The index leaves first: one GETDEL per bottom-level index key, then,
+// with the segments' deletes, a SETBIT for every bit the GETDEL returned
+// that the scan had not seen (a segment a concurrent write added since,
+// which stays). So a write racing the DEL ends with its segment indexed
+// or deleted, never orphaned (see "Consistency"). Upper-level index keys
+// stay: a concurrent write may need the path they hold, and an upper bit
+// with nothing below it costs one read.
 func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, plainKeys [][]byte, shadows bool) (int64, error) {
 	var cmds [][][]byte
-	owner := []int{}
+	for _, bm := range bms {
+		for _, k := range bm.bottom {
+			cmds = append(cmds, [][]byte{[]byte("GETDEL"), k})
+		}
+	}
+	rs, err := run(ctx, b, cmds)
+	if err != nil {
+		return 0, err
+	}
+	var restore [][][]byte
+	i := 0
+	for _, bm := range bms {
+		for j, k := range bm.bottom {
+			v, err := bulkReply(rs[i], cmds[i])
+			if err != nil {
+				return 0, err
+			}
+			i++
+			n := bm.bottomN[j]
+			forEachBit(v, func(bit uint64) {
+				if _, seen := slices.BinarySearch(bm.indexed, n<<fanoutBits|bit); !seen {
+					restore = append(restore, setbitCmd(k, bit, 1))
+				}
+			})
+		}
+	}
+
+	cmds = restore
+	owner := make([]int, len(restore))
+	for i := range owner {
+		owner[i] = -2 // a restored index bit: not counted
+	}
 	for i, bm := range bms {
 		for _, seg := range bm.indexed {
 			cmds = append(cmds, [][]byte{[]byte("DEL"), h.layout.SegmentKey(bm.key, seg)})
@@ -240,20 +280,21 @@ func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, 
 		cmds = append(cmds, [][]byte{[]byte("DEL"), k})
 		owner = append(owner, -1)
 	}
-	rs, err := run(ctx, b, cmds)
+	rs, err = run(ctx, b, cmds)
 	if err != nil {
-		return 0, err
+		return 0, h.reindex(ctx, b, bms, err)
 	}
 	existed := make([]bool, len(bms))
 	var n int64
 	for i, r := range rs {
 		d, err := intReply(r, cmds[i])
 		if err != nil {
-			return 0, err
+			return 0, h.reindex(ctx, b, bms, err)
 		}
-		if owner[i] < 0 {
+		switch {
+		case owner[i] == -1:
 			n += d
-		} else if d > 0 {
+		case owner[i] >= 0 && d > 0:
 			existed[owner[i]] = true
 		}
 	}
@@ -262,16 +303,21 @@ func (h *Handler) deleteCounting(ctx context.Context, b Backend, bms []*bitmap, 
 			n++
 		}
 	}
-	cmds = cmds[:0]
-	for _, bm := range bms {
-		for _, k := range bm.indexKeys {
-			cmds = append(cmds, [][]byte{[]byte("DEL"), k})
-		}
-	}
-	if _, err := run(ctx, b, cmds); err != nil {
-		return 0, err
-	}
 	return n, nil
+}
+
+// reindex puts back the index bits of every segment bms name after a
+// DEL failed between taking them out and deleting the segments, so that
+// the segments left are found again (by a DEL run again, say); bits of
+// segments that were deleted cost a read, never a wrong answer. It
+// returns err, the DEL's failure.
+func (h *Handler) reindex(ctx context.Context, b Backend, bms []*bitmap, err error) error {
+	var cmds [][][]byte
+	for _, bm := range bms {
+		cmds = append(cmds, h.indexSets(bm.key, bm.indexed)...)
+	}
+	run(ctx, b, cmds) // best effort: the DEL fails either way
+	return err
 }
 
 // Del runs DEL key [key ...] on segmented bitmaps: every segment the

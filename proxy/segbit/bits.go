@@ -29,16 +29,22 @@ func (h *Handler) SetBit(ctx context.Context, b Backend, args [][]byte) (resp.Va
 	}
 	key := args[1]
 	seg, local := h.layout.Locate(off)
-	if _, err := run(ctx, b, h.indexSets(key, []uint64{seg})); err != nil {
-		return resp.Value{}, err
-	}
+	// The segment, then the index (see "Consistency" in the package
+	// doc): a DEL clears the index before it deletes segments, so no
+	// interleaving leaves a segment the index does not name.
 	cmd := setbitCmd(h.layout.SegmentKey(key, seg), local, int(v))
 	rs, err := run(ctx, b, [][][]byte{cmd})
 	if err != nil {
 		return resp.Value{}, err
 	}
 	n, err := intReply(rs[0], cmd)
-	return intValue(n), err
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if _, err := run(ctx, b, h.indexSets(key, []uint64{seg})); err != nil {
+		return resp.Value{}, err
+	}
+	return intValue(n), nil
 }
 
 // GetBit runs GETBIT key offset on the one segment that holds the bit.

@@ -41,22 +41,36 @@
 //
 // # Consistency
 //
-// Every write sets the index bits of a segment before it writes the
-// segment, and DEL deletes segments before their index keys, so the index
-// always covers every segment that exists (it may name a segment that a
-// failed or racing write never created; reads treat that as empty).
+// Writes write a segment before they add it to the index; deletes take a
+// segment out of the index before they delete it. Together they keep the
+// invariant that every segment that exists is named by the index, except
+// while the write that creates it is in flight, whatever the
+// interleaving: for a segment to end up existing but unindexed, its write
+// would have to land after the delete while its index bit went before
+// the delete's clearing, and the write's bit comes after its segment. DEL
+// takes the bottom index level out with GETDEL and puts back, with its
+// segment deletes, every bit the GETDEL returned that its own index scan
+// had not seen (a segment a concurrent write added meanwhile, which
+// stays). The upper index levels stay after a DEL (a few bytes per
+// bitmap, at most 16 KB for segment numbers past 2^17): a write racing
+// the DEL may need the path they hold, and an upper bit with nothing
+// below costs one read. A DEL that fails after taking bits out puts them
+// back, so a DEL run again finds what is left. The index may name a
+// segment that a failed or racing write or delete left absent; reads
+// treat it as empty.
 //
 // Atomicity is per segment: each node command is atomic on its node, so a
 // SETBIT or GETBIT (one segment) is atomic, and a BITOP on one segment
 // number is atomic on that node. Commands that span segments are not
 // atomic as a whole: BITCOUNT, BITPOS and BITOP read segments in parallel
 // without a snapshot, so they can see some of a concurrent writer's
-// segments and not others; a concurrent BITOP or DEL on the same
-// destination can interleave segment by segment; and a DEL racing a SETBIT
-// on the same bitmap can leave the new segment unindexed (run DEL again
-// to remove it). A failed part fails the whole command with an error that
-// names the segment or index key, and may leave a multi-segment write
-// half done (BITOP can simply be run again; DEL too).
+// segments and not others, and a concurrent BITOP or DEL on the same
+// destination can interleave segment by segment. A failed part fails the
+// whole command with an error that names the segment or index key, and may
+// leave a multi-segment write half done (BITOP can simply be run again;
+// DEL too). A SETBIT that fails between its segment and its index leaves
+// a bit that GETBIT reads and BITCOUNT does not count until the SETBIT is
+// retried.
 //
 // BITOP NOT writes every segment below the logical length (a full
 // segment of ones where the source has none), so it is refused beyond

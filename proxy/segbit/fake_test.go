@@ -63,8 +63,6 @@ func (f *fakeBackend) Do(ctx context.Context, cmds [][][]byte) ([]resp.Value, er
 	return out, nil
 }
 
-func (f *fakeBackend) keyCount() int { return len(f.strs) }
-
 func errV(s string) resp.Value { return resp.Value{Type: '-', Str: []byte(s)} }
 func intV(n int64) resp.Value  { return resp.Value{Type: ':', Int: n} }
 
@@ -101,6 +99,15 @@ func (f *fakeBackend) exec(cmd [][]byte) resp.Value {
 		}
 		if v, ok := f.strs[key]; ok {
 			return resp.Value{Type: '$', Str: append([]byte(nil), v...)}
+		}
+		return resp.Value{Type: '$', Null: true}
+	case "GETDEL":
+		if typed(key) {
+			return wrong
+		}
+		if v, ok := f.strs[key]; ok {
+			delete(f.strs, key)
+			return resp.Value{Type: '$', Str: v}
 		}
 		return resp.Value{Type: '$', Null: true}
 	case "STRLEN":

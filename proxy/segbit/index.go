@@ -14,7 +14,11 @@ import (
 type bitmap struct {
 	key       []byte
 	indexed   []uint64 // segment numbers the index names, ascending
-	indexKeys [][]byte // index keys that exist (for DEL)
+	indexKeys [][]byte // index keys that exist, every level
+	// bottom are the bottom-level index keys that exist, with the n of
+	// each (the segments it covers are n<<fanoutBits | bit), for DEL.
+	bottom  [][]byte
+	bottomN []uint64
 
 	// Filled by measure: the segments that really exist (STRLEN > 0),
 	// ascending, and their lengths in bytes.
@@ -83,6 +87,10 @@ func (h *Handler) scanIndex(ctx context.Context, b Backend, keys [][]byte) ([]*b
 				continue
 			}
 			f.bm.indexKeys = append(f.bm.indexKeys, cmds[i][1])
+			if level == l.Levels()-1 {
+				f.bm.bottom = append(f.bm.bottom, cmds[i][1])
+				f.bm.bottomN = append(f.bm.bottomN, f.n)
+			}
 			forEachBit(v, func(bit uint64) {
 				child := f.n<<fanoutBits | bit
 				if level == l.Levels()-1 {

@@ -109,9 +109,16 @@ func TestRealNode(t *testing.T) {
 			t.Errorf("%q = %d, want %d", c.args, got, c.want)
 		}
 	}
-	v, err := b.Do(context.Background(), [][][]byte{{[]byte("DBSIZE")}})
-	if err != nil || v[0].Int != 0 {
-		t.Errorf("after DEL: DBSIZE %+v %v", v, err)
+	v, err := b.Do(context.Background(), [][][]byte{{[]byte("KEYS"), []byte("*")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range v[0].Elems {
+		keys = append(keys, string(e.Str))
+	}
+	if bad := notUpperIndex(h, keys); len(bad) > 0 {
+		t.Errorf("after DEL these keys remain: %v", bad)
 	}
 }
 
