@@ -2,9 +2,11 @@ package node
 
 import (
 	"container/list"
+	"net"
 	"sync"
 	"sync/atomic"
 
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
@@ -87,6 +89,9 @@ type waiter struct {
 	keys  []string // distinct keys, in argument order
 	slot  uint16
 	proto int
+	// conn is the client's connection, asked whether the client has
+	// closed it before the waiter is served (peerGone).
+	conn net.Conn
 
 	state atomic.Int32
 	done  chan struct{} // closed by whoever moves state off waitPending
@@ -273,6 +278,9 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 		if n, wrongType := s.ks.ListLen(sh, bkey, now); wrongType || n == 0 {
 			return
 		}
+		if s.peerGone(w) {
+			continue
+		}
 		if !w.state.CompareAndSwap(waitPending, waitServed) {
 			continue // lost to a timeout or an unblock: the next one's turn
 		}
@@ -280,6 +288,21 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 		w.lsn = s.popFor(&rw, sh, &w.req, bkey, now, nil)
 		s.blk.served(w, rw.B)
 	}
+}
+
+// peerGone reports whether w's client has closed its connection, which
+// the client's own reader may not have noticed yet, and if so finishes
+// and unlinks w. Serving it would hand an element (or a group's entry)
+// to a client that can never read it: the element would be lost, where
+// Redis, which reads the close before it runs the next command, keeps
+// it. The caller holds w's shard.
+func (s *Server) peerGone(w *waiter) bool {
+	if w.conn == nil || !rawio.PeerClosed(w.conn) {
+		return false
+	}
+	s.blk.finish(w, waitGone)
+	s.blk.unlink(w)
+	return true
 }
 
 // served completes a waiter the server won (its state is waitServed):

@@ -85,7 +85,7 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 	}
 	if !served {
 		if req.Block {
-			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c.w.Proto)
+			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c.w.Proto, c.nc)
 			c.blocked.Store(w) // before blocked_clients counts it: see wait
 			s.blk.register(w)
 			return w
@@ -136,6 +136,9 @@ func (s *Server) serveStreamKey(sh *engine.Shard, sw *slotWaiters, key string, b
 		}
 		if w.state.Load() != waitPending {
 			s.blk.unlink(w) // finished meanwhile
+			continue
+		}
+		if s.peerGone(w) {
 			continue
 		}
 		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}

@@ -72,3 +72,22 @@ func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
 func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
+
+// PeerClosed reports whether the peer of nc has closed or reset the
+// connection, as far as the kernel knows now: for a TCP socket, its state
+// is no longer ESTABLISHED (a FIN or RST arrived). It is false when that
+// cannot be told (another kind of socket, another platform). A server
+// asks it before handing something it cannot take back, such as a popped
+// element, to a client that has been waiting: the close may have arrived
+// but not yet been read.
+func PeerClosed(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return peerClosed(rc)
+}

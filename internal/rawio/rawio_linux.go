@@ -106,3 +106,17 @@ func (o *op) write(fd uintptr) bool {
 	}
 	return true
 }
+
+// tcpEstablished is TCP_ESTABLISHED, the first byte of struct tcp_info.
+const tcpEstablished = 1
+
+// peerClosed reads the socket's TCP state (tcpi_state, the first byte of
+// TCP_INFO; the kernel copies as much of the struct as asked for).
+func peerClosed(rc syscall.RawConn) bool {
+	closed := false
+	rc.Control(func(fd uintptr) {
+		v, err := syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO)
+		closed = err == nil && v&0xff != tcpEstablished
+	})
+	return closed
+}
