@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -187,6 +188,11 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
+		if !quit && (c.closing || rawio.PeerClosed(c.nc)) {
+			// Gone, noticed or not yet: the reply has nobody to go to.
+			c.closing = true
+			c.returnPopped(n, cmd, args, reply)
+		}
 		if !quit && !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
 			if !end.IsZero() {
 				left := time.Until(end)
@@ -213,6 +219,61 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		}
 		c.addLocal(mark)
 		return
+	}
+}
+
+// returnPopped puts back what a blocking pop took for a client that has
+// gone meanwhile. The node serves the proxy's connection for the client,
+// which the proxy closes only once it has read the client's close, so a
+// push that arrives in between hands the element to nobody; Redis, which
+// reads the close first, would have kept it. BLPOP's and BRPOP's element
+// and BLMPOP's go back to the end they came from, in their order. What
+// BLMOVE and BRPOPLPUSH moved stays in the destination (a processing
+// list, where a reliable queue's recovery finds it), and XREADGROUP's
+// entries stay pending for the consumer (XAUTOCLAIM), or with NOACK are
+// gone, as NOACK's at-most-once allows.
+func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []byte) {
+	if len(reply) == 0 || reply[0] != '*' {
+		return
+	}
+	v := decodeReply(reply)
+	if v.Null || len(v.Elems) != 2 {
+		return
+	}
+	key := v.Elems[0].Str
+	var elems [][]byte
+	front := false
+	switch cmd.Name {
+	case "blpop", "brpop":
+		front = cmd.Name == "blpop"
+		elems = [][]byte{v.Elems[1].Str}
+	case "blmpop": // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT ...
+		nk, ok := resp.ParseInt(args[2])
+		if !ok || nk < 1 || 3+nk >= int64(len(args)) {
+			return
+		}
+		front = slots.EqualFold("left", args[3+nk])
+		for _, e := range v.Elems[1].Elems {
+			elems = append(elems, e.Str)
+		}
+	default:
+		return
+	}
+	if len(elems) == 0 {
+		return
+	}
+	push := [][]byte{[]byte("RPUSH"), key}
+	if front {
+		push[0] = []byte("LPUSH")
+	}
+	// The first popped goes back last, so that it ends where it was.
+	for i := len(elems) - 1; i >= 0; i-- {
+		push = append(push, elems[i])
+	}
+	r := c.roundTrip([]int{n}, [][][]byte{push})[0]
+	if r.IsError() {
+		c.srv.log.Warn("could not return what a blocking pop took for a client that had gone",
+			"client", c.id, "key", string(key), "elements", len(elems), "err", string(r.Str))
 	}
 }
 
@@ -325,8 +386,17 @@ wait:
 			case clientGone:
 				events = nil
 				c.closing = true
-				conn.nc.Close()
-				cut = true
+				// Unblock rather than cut: the node may have served
+				// the client already, and its reply, read off the
+				// connection, can be given back (returnPopped).
+				if !c.unblockOnNode(st, nil) {
+					conn.nc.Close()
+					cut = true
+				} else if deadline == nil {
+					t := time.NewTimer(c.srv.opts.NodeTimeout)
+					defer t.Stop()
+					deadline = t.C
+				}
 			case clientQuit:
 				quit = true
 				if !c.unblockOnNode(st, nil) {

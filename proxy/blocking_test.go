@@ -576,3 +576,34 @@ func TestBlockingLeaksNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockingClientLeavesPushAtOnce closes a blocked client and pushes
+// at once from another: whatever the node handed to the proxy for the
+// client that left goes back where it was, so the list ends as it would
+// on Redis (which reads the close before the push and serves nobody).
+func TestBlockingClientLeavesPushAtOnce(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		node := e.nodeOf("q").Addr
+		b := dial(t, e.addr, 2)
+		for _, args := range [][]string{
+			{"BLPOP", "q", "0"},
+			{"BRPOP", "q", "0"},
+			{"BLMPOP", "0", "1", "q", "LEFT", "COUNT", "2"},
+			{"BLMPOP", "0", "1", "q", "RIGHT", "COUNT", "2"},
+		} {
+			for round := range 10 {
+				do(t, b, "DEL", "q")
+				a := dial(t, e.addr, 2)
+				send(t, a, args...)
+				waitBlocked(t, node, 1)
+				a.Close()
+				do(t, b, "RPUSH", "q", "x", "y")
+				waitFor(t, fmt.Sprintf("%q round %d: the list whole again", args, round), promptly, func() bool {
+					v := do(t, b, "LRANGE", "q", "0", "-1")
+					return len(v.Elems) == 2 && string(v.Elems[0].Str) == "x" && string(v.Elems[1].Str) == "y"
+				})
+				waitBlocked(t, node, 0)
+			}
+		}
+	})
+}
