@@ -36,7 +36,7 @@ func (c *client) segmentCommand(cmd *slots.Command, args [][]byte) bool {
 		return false
 	}
 	switch cmd.Name {
-	case "setbit", "getbit", "bitcount", "bitpos", "bitop", "del":
+	case "setbit", "getbit", "bitcount", "bitpos", "bitop", "del", "unlink":
 		_, ok := seg.Route(args)
 		return ok
 	}
@@ -50,6 +50,11 @@ func (c *client) runSegments(args [][]byte) {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, string(args[0])))
 		return
 	}
+	if c.plainKeysCrossSlot(args) {
+		c.srv.stats.crossSlot.Add(1)
+		c.reject(resp.ErrCrossSlot)
+		return
+	}
 	v, err := c.srv.seg.Exec(context.Background(), segmentBackend{c}, args)
 	mark := len(c.local.B)
 	if err != nil {
@@ -58,6 +63,30 @@ func (c *client) runSegments(args [][]byte) {
 		c.local.B = resp.AppendValue(c.local.B, v)
 	}
 	c.addLocal(mark)
+}
+
+// plainKeysCrossSlot reports whether args is a plain DEL or UNLINK whose
+// ordinary keys (those matching no --segment-keys glob) span slots under
+// --cross-slot strict: a Redis Cluster node refuses that, and only the
+// segmented keys, spread over slots by design, are exempt.
+func (c *client) plainKeysCrossSlot(args [][]byte) bool {
+	if c.srv.opts.CrossSlot != CrossSlotStrict ||
+		!(slots.EqualFold("del", args[0]) || slots.EqualFold("unlink", args[0])) {
+		return false
+	}
+	m := c.srv.seg.Matcher()
+	slot := -1
+	for _, k := range args[1:] {
+		if m.Match(k) {
+			continue
+		}
+		s := int(slots.Slot(k))
+		if slot >= 0 && s != slot {
+			return true
+		}
+		slot = s
+	}
+	return false
 }
 
 // segmentBackend runs segbit's node commands on the client's own node

@@ -116,3 +116,33 @@ func TestSegmentedDelRemovesOrdinaryValue(t *testing.T) {
 		t.Errorf("GET after SEGBIT.DEL = %v", v)
 	}
 }
+
+// TestSegmentedDelCrossSlot: under --cross-slot strict a DEL naming a
+// segmented key still refuses ordinary keys in different slots, as a
+// Redis Cluster node would; the segmented keys themselves are exempt.
+// UNLINK deletes segmented bitmaps as DEL does.
+func TestSegmentedDelCrossSlot(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "SET", "a", "1")
+	do(t, c, "SET", "b", "1")
+	do(t, c, "SETBIT", "dau:z", "5000000000", "1")
+	for _, args := range [][]string{{"DEL", "dau:z", "a", "b"}, {"UNLINK", "a", "dau:z", "b"}} {
+		if v := do(t, c, args...); v.Text() != "CROSSSLOT Keys in request don't hash to the same slot" {
+			t.Errorf("%q = %v, want CROSSSLOT", args, v)
+		}
+	}
+	if v := do(t, c, "BITCOUNT", "dau:z"); v.Int != 1 {
+		t.Errorf("BITCOUNT after the refused DELs = %v, want 1", v)
+	}
+	if v := do(t, c, "DEL", "dau:z", "a", "dau:y"); v.Int != 2 {
+		t.Errorf("DEL dau:z a dau:y = %v, want 2", v)
+	}
+	do(t, c, "SETBIT", "dau:z", "5000000000", "1")
+	if v := do(t, c, "UNLINK", "dau:z"); v.Int != 1 {
+		t.Errorf("UNLINK dau:z = %v, want 1", v)
+	}
+	if v := do(t, c, "BITCOUNT", "dau:z"); v.Int != 0 {
+		t.Errorf("BITCOUNT after UNLINK = %v, want 0", v)
+	}
+}

@@ -150,14 +150,18 @@ func Lookup(name []byte) (op Op, explicit, ok bool) {
 			return o, explicit, true
 		}
 	}
+	if !explicit && strings.EqualFold(string(name), "unlink") {
+		// UNLINK is DEL that frees in the background: the same here.
+		return OpDel, false, true
+	}
 	return OpNone, false, false
 }
 
 // Route reports whether segbit serves the command args (args[0] is the
 // name): every explicit SEGBIT.* command; a plain SETBIT, GETBIT, BITCOUNT
 // or BITPOS whose key matches; a plain BITOP any of whose keys (dest or
-// sources) matches (Exec refuses it if some do not); a plain DEL any of
-// whose keys matches (Exec deletes the others as plain keys). A plain
+// sources) matches (Exec refuses it if some do not); a plain DEL or UNLINK
+// any of whose keys matches (Exec deletes the others as plain keys). A plain
 // command too short to have its keys is not routed here, so the caller's
 // own arity check answers it.
 func (h *Handler) Route(args [][]byte) (Op, bool) {
