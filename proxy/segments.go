@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"strconv"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy/segbit"
@@ -50,6 +52,10 @@ func (c *client) runSegments(args [][]byte) {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, string(args[0])))
 		return
 	}
+	if msg := c.checkSegmentBits(); msg != "" {
+		c.reject(msg)
+		return
+	}
 	if c.plainKeysCrossSlot(args) {
 		c.srv.stats.crossSlot.Add(1)
 		c.reject(resp.ErrCrossSlot)
@@ -63,6 +69,39 @@ func (c *client) runSegments(args [][]byte) {
 		c.local.B = resp.AppendValue(c.local.B, v)
 	}
 	c.addLocal(mark)
+}
+
+// segmentBitsKey holds the --segment-bits the cluster's segmented bitmaps
+// are written with: set by the first proxy to serve one, checked by every
+// proxy (in the reserved "{sgi:" key space).
+const segmentBitsKey = "{sgi:meta}segment-bits"
+
+// segmentBitsRecheck is how long a match of --segment-bits with the
+// cluster's is trusted: a FLUSHALL drops the key, after which another
+// proxy may write its own size.
+const segmentBitsRecheck = 5 * time.Second
+
+// checkSegmentBits makes sure this proxy cuts bitmaps into segments of the
+// size the cluster's were written with, recording its own if none is
+// recorded (SET NX GET); it returns the error to refuse the command with,
+// or "". A proxy with another size would read other segment keys for the
+// same offsets: wrong answers, and writes another proxy cannot see.
+func (c *client) checkSegmentBits() string {
+	now := time.Now().UnixNano()
+	if now-c.srv.segChecked.Load() < int64(segmentBitsRecheck) {
+		return ""
+	}
+	mine := strconv.FormatUint(c.srv.opts.SegmentBits, 10)
+	cmd := [][]byte{[]byte("SET"), []byte(segmentBitsKey), []byte(mine), []byte("NX"), []byte("GET")}
+	v, _ := segmentBackend{c}.Do(context.Background(), [][][]byte{cmd})
+	switch {
+	case v[0].IsError():
+		return string(v[0].Str)
+	case v[0].Null || string(v[0].Str) == mine:
+		c.srv.segChecked.Store(now)
+		return ""
+	}
+	return fmt.Sprintf(resp.ErrSegmentBitsMismatch, resp.CString(v[0].Str, 64), c.srv.opts.SegmentBits)
 }
 
 // plainKeysCrossSlot reports whether args is a plain DEL or UNLINK whose

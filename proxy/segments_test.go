@@ -146,3 +146,30 @@ func TestSegmentedDelCrossSlot(t *testing.T) {
 		t.Errorf("BITCOUNT after UNLINK = %v, want 0", v)
 	}
 }
+
+// TestSegmentBitsMismatch: a proxy whose --segment-bits differs from the
+// size the cluster's segmented bitmaps were written with refuses them
+// rather than reading other segment keys for the same offsets.
+func TestSegmentBitsMismatch(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "SETBIT", "dau:k", "5000000000", "1")
+	topo, err := proxy.NewStaticTopology(cl.NodeAddrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, SegmentKeys: []string{"dau:*"}, SegmentBits: 4096})
+	c2 := dial(t, other, 2)
+	want := "ERR this cluster's segmented bitmaps use --segment-bits 8388608 but this proxy has 4096: every proxy must use the same"
+	for _, args := range [][]string{{"GETBIT", "dau:k", "5000000000"}, {"SETBIT", "dau:k", "5000000000", "1"}, {"SEGBIT.BITCOUNT", "x"}} {
+		if v := do(t, c2, args...); v.Text() != want {
+			t.Errorf("%q through the other proxy = %v, want %q", args, v, want)
+		}
+	}
+	if v := do(t, c2, "GET", "plain"); !isNull(v) {
+		t.Errorf("a plain command through the other proxy = %v", v)
+	}
+	if v := do(t, c, "BITCOUNT", "dau:k"); v.Int != 1 {
+		t.Errorf("BITCOUNT = %v, want 1", v)
+	}
+}

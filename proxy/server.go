@@ -29,7 +29,10 @@ type Server struct {
 	routes []route
 	myID   string // the 40-hex node id CLUSTER replies present
 	seg    *segbit.Handler
-	start  time.Time
+	// segChecked is when this proxy's --segment-bits last matched the
+	// cluster's (unix nanoseconds; segments.go).
+	segChecked atomic.Int64
+	start      time.Time
 
 	clients netserve.Clients[*client]
 

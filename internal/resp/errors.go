@@ -54,9 +54,14 @@ const (
 	// ErrProxyShutdown (proxy): SHUTDOWN is sent to a node, never through
 	// the proxy, which would otherwise have to stop every node at once.
 	ErrProxyShutdown = "ERR SHUTDOWN is not served by the shardgate proxy: send it to a node (or stop the proxy with SIGTERM)"
-	ErrSelectCluster = "ERR SELECT is not allowed in cluster mode"
-	ErrMoveCluster   = "ERR MOVE is not allowed in cluster mode"
-	ErrSwapDBCluster = "ERR SWAPDB is not allowed in cluster mode"
+	// ErrSegmentBitsMismatch (proxy) refuses segmented-bitmap commands on
+	// a proxy whose --segment-bits differs from the size the cluster's
+	// segmented bitmaps were written with (first the cluster's, then the
+	// proxy's).
+	ErrSegmentBitsMismatch = "ERR this cluster's segmented bitmaps use --segment-bits %s but this proxy has %d: every proxy must use the same"
+	ErrSelectCluster       = "ERR SELECT is not allowed in cluster mode"
+	ErrMoveCluster         = "ERR MOVE is not allowed in cluster mode"
+	ErrSwapDBCluster       = "ERR SWAPDB is not allowed in cluster mode"
 	// ErrDebugDisabled is the reply to DEBUG while enable-debug-command is
 	// "no" (Redis's default, and always so in shardgate).
 	ErrDebugDisabled   = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
