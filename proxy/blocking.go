@@ -382,32 +382,23 @@ wait:
 		case <-c.b.done:
 			break wait
 		case ev := <-events:
-			switch ev {
-			case clientGone:
+			if ev == clientGone {
 				events = nil
 				c.closing = true
-				// Unblock rather than cut: the node may have served
-				// the client already, and its reply, read off the
-				// connection, can be given back (returnPopped).
-				if !c.unblockOnNode(st, nil) {
-					conn.nc.Close()
-					cut = true
-				} else if deadline == nil {
-					t := time.NewTimer(c.srv.opts.NodeTimeout)
-					defer t.Stop()
-					deadline = t.C
-				}
-			case clientQuit:
+			} else {
 				quit = true
-				if !c.unblockOnNode(st, nil) {
-					conn.nc.Close()
-					cut = true
-				} else if deadline == nil {
-					// A node that ignores the unblock is cut off.
-					t := time.NewTimer(c.srv.opts.NodeTimeout)
-					defer t.Stop()
-					deadline = t.C
-				}
+			}
+			// Unblock rather than cut: the node may have served the
+			// client already, and its reply, read off the connection,
+			// is QUIT's to pass on or returnPopped's to give back. A
+			// node that ignores the unblock is cut off.
+			if !c.unblockOnNode(st, nil) {
+				conn.nc.Close()
+				cut = true
+			} else if deadline == nil {
+				t := time.NewTimer(c.srv.opts.NodeTimeout)
+				defer t.Stop()
+				deadline = t.C
 			}
 		case <-deadline:
 			deadline = nil
