@@ -188,12 +188,12 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
-		if !quit && (c.closing || rawio.PeerClosed(c.nc)) {
+		if c.closing || rawio.PeerClosed(c.nc) {
 			// Gone, noticed or not yet: the reply has nobody to go to.
 			c.closing = true
 			c.returnPopped(n, cmd, args, reply)
 		}
-		if !quit && !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
+		if !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
 			if !end.IsZero() {
 				left := time.Until(end)
 				if left <= 0 {
@@ -382,16 +382,19 @@ wait:
 		case <-c.b.done:
 			break wait
 		case ev := <-events:
-			if ev == clientGone {
-				events = nil
-				c.closing = true
-			} else {
+			if ev == clientQuit {
+				// Redis leaves a client that sent QUIT blocked: the
+				// QUIT waits in its query buffer until the command is
+				// served or times out, then answers OK.
 				quit = true
+				continue
 			}
+			events = nil
+			c.closing = true
 			// Unblock rather than cut: the node may have served the
 			// client already, and its reply, read off the connection,
-			// is QUIT's to pass on or returnPopped's to give back. A
-			// node that ignores the unblock is cut off.
+			// can be given back (returnPopped). A node that ignores
+			// the unblock is cut off.
 			if !c.unblockOnNode(st, nil) {
 				conn.nc.Close()
 				cut = true

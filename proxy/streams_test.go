@@ -237,14 +237,18 @@ func TestStreamBlockingClientLeaves(t *testing.T) {
 		do(t, b, "XADD", "s", "2-1", "f", "v")
 		want(t, "XPENDING after kill", do(t, b, "XPENDING", "s", "g"), pendingSummary(1, id, id, "alive", "1"))
 
-		// QUIT while blocked: the wait ends as a timeout would, then
-		// QUIT's OK, then the connection closes.
+		// QUIT while blocked, as in Redis: the client stays blocked until
+		// its timeout (or an entry), then gets QUIT's OK, then the
+		// connection closes.
 		for _, proto := range []int{2, 3} {
 			a = dial(t, e.addr, proto)
-			send(t, a, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+			send(t, a, "XREAD", "BLOCK", "300", "STREAMS", "s", "$")
 			waitBlocked(t, node, 1)
 			send(t, a, "QUIT")
-			want(t, "XREAD cancelled by QUIT", recvWithin(t, "XREAD", receiveAsync(a), promptly), nullReply(proto))
+			got := receiveAsync(a)
+			time.Sleep(50 * time.Millisecond)
+			waitBlocked(t, node, 1)
+			want(t, "XREAD timed out after QUIT", recvWithin(t, "XREAD", got, promptly), nullReply(proto))
 			want(t, "QUIT", recvWithin(t, "QUIT", receiveAsync(a), promptly), difftest.Simple("OK"))
 			waitBlocked(t, node, 0)
 		}
