@@ -51,12 +51,8 @@ func Wrap(nc net.Conn) net.Conn {
 	if !supported {
 		return nc
 	}
-	sc, ok := nc.(syscall.Conn)
+	rc, ok := rawConnOf(nc)
 	if !ok {
-		return nc
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
 		return nc
 	}
 	c := &Conn{Conn: nc, rc: rc}
@@ -81,13 +77,16 @@ func (c *Conn) opError(op string, err error) error {
 // element, to a client that has been waiting: the close may have arrived
 // but not yet been read.
 func PeerClosed(nc net.Conn) bool {
+	rc, ok := rawConnOf(nc)
+	return ok && peerClosed(rc)
+}
+
+// rawConnOf is nc's raw access, if it has one.
+func rawConnOf(nc net.Conn) (syscall.RawConn, bool) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return false
+		return nil, false
 	}
 	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	return peerClosed(rc)
+	return rc, err == nil
 }
