@@ -76,6 +76,21 @@ func Lookup(name []byte) *Command {
 	return nil
 }
 
+// MayBlock reports whether the command named may block its client (BLPOP,
+// BLMOVE, XREADGROUP ... BLOCK and the like: the "blocking" flag), ignoring
+// case. Servers ask it of every command, so names that start with neither
+// B nor X skip the lookup.
+func MayBlock(name []byte) bool {
+	if len(name) == 0 {
+		return false
+	}
+	if b := name[0] | 0x20; b != 'b' && b != 'x' {
+		return false
+	}
+	c := Lookup(name)
+	return c != nil && c.Has(FlagBlocking)
+}
+
 // LookupSub finds a subcommand of parent by name, ignoring case.
 func LookupSub(parent *Command, name []byte) *Command {
 	for _, s := range parent.Subcommands {

@@ -53,3 +53,28 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// TestMayBlockAgreesWithTheFlag: MayBlock's shortcut on the first letter
+// never hides a command flagged blocking, in any case.
+func TestMayBlockAgreesWithTheFlag(t *testing.T) {
+	blocking := 0
+	for _, c := range All() {
+		want := c.Has(FlagBlocking)
+		if want {
+			blocking++
+		}
+		for _, name := range []string{c.Name, strings.ToUpper(c.Name)} {
+			if got := MayBlock([]byte(name)); got != want {
+				t.Errorf("MayBlock(%q) = %v, want %v", name, got, want)
+			}
+		}
+	}
+	if blocking == 0 {
+		t.Fatal("no command is flagged blocking")
+	}
+	for _, name := range []string{"", "b", "blpopx", "x"} {
+		if MayBlock([]byte(name)) {
+			t.Errorf("MayBlock(%q) = true", name)
+		}
+	}
+}

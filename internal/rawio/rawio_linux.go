@@ -120,3 +120,53 @@ func peerClosed(rc syscall.RawConn) bool {
 	})
 	return closed
 }
+
+// readLoop is ReadLoop's body: the callback runs inside one RawConn.Read,
+// so the poller's readiness is not reset between batches.
+func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
+	var rerr error
+	err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			b := space()
+			if len(b) == 0 {
+				rerr = io.ErrShortBuffer
+				return true
+			}
+			if len(b) > maxRW {
+				b = b[:maxRW]
+			}
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			switch e {
+			case 0:
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false
+			default:
+				rerr = c.opError("read", os.NewSyscallError("read", e))
+				return true
+			}
+			if r == 0 {
+				rerr = io.EOF
+				return true
+			}
+			if !handle(int(r)) {
+				return true
+			}
+			if int(r) < len(b) {
+				// The read drained the socket: wait on the poller, which
+				// has kept any readiness that came while handle ran.
+				return false
+			}
+		}
+	})
+	if err != nil {
+		return c.opError("read", err)
+	}
+	return rerr
+}
+
+// shutdown ends the socket's traffic both ways (see Close).
+func (c *Conn) shutdown() {
+	c.rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+}

@@ -2,7 +2,10 @@
 
 package rawio
 
-import "syscall"
+import (
+	"errors"
+	"syscall"
+)
 
 const supported = false
 
@@ -10,3 +13,9 @@ const supported = false
 func (c *Conn) setup() {}
 
 func peerClosed(rc syscall.RawConn) bool { return false }
+
+func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
+	return errors.New("rawio: ReadLoop is not supported on this platform")
+}
+
+func (c *Conn) shutdown() {}

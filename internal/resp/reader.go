@@ -137,6 +137,13 @@ func (r *Reader) Next() (args [][]byte, ok bool, err error) {
 // Fill reads more data into the buffer, invalidating previously returned
 // arguments. It returns the underlying reader's error.
 func (r *Reader) Fill() error {
+	n, err := r.rd.Read(r.Space())
+	return r.Advance(n, err)
+}
+
+// Space makes room for more data and returns the free buffer to read
+// into; Advance then records what was read. Fill is the two around a Read.
+func (r *Reader) Space() []byte {
 	moved := false
 	switch {
 	case r.start == r.end:
@@ -168,7 +175,12 @@ func (r *Reader) Fill() error {
 			r.args[i] = r.buf[a : a+n : a+n]
 		}
 	}
-	n, err := r.rd.Read(r.buf[r.end:])
+	return r.buf[r.end:]
+}
+
+// Advance records n bytes read into Space's buffer, and the read's error;
+// it returns err, or io.ErrNoProgress for a read of nothing without one.
+func (r *Reader) Advance(n int, err error) error {
 	r.end += n
 	if n > 0 {
 		return nil
