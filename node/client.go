@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/aof"
@@ -85,6 +86,11 @@ type client struct {
 	// pendingCmds counts commands not yet added to the server's counter;
 	// publishing once per batch keeps a shared atomic off the hot path.
 	pendingCmds int64
+
+	// inLoop is set while the client is served inside rawio's ReadLoop;
+	// held is a command that may block, left for after the loop.
+	inLoop bool
+	held   [][]byte
 
 	keyBuf []int      // scratch for key indexes
 	ctx    engine.Ctx // reused by every data command
@@ -172,53 +178,26 @@ func (s *Server) serveClient(c *client) {
 		s.removeClient(c)
 	}()
 	c.tick()
+	rc, looped := c.nc.(*rawio.Conn)
 	for {
-		for n := 0; ; n++ {
-			if n%clockEvery == clockEvery-1 {
-				c.tick()
-			}
-			args, ok, err := c.rd.Next()
-			if err != nil {
-				var pe *resp.ProtocolError
-				if asProtocolError(err, &pe) {
-					s.log.Debug("protocol error", "client", c.id, "addr", c.raddr, "err", pe.Msg)
-					c.w.Error("ERR " + pe.Error())
-				}
-				c.flush()
-				return
-			}
-			if !ok {
-				break
-			}
-			c.mark = c.w.Len()
-			s.execute(c, args)
-			if c.reply != replyOn {
-				c.afterCommand(c.mark)
-			}
-			if c.closing {
-				c.flush()
-				return
-			}
-			if len(c.w.B) > 64*1024 {
-				if !c.flush() {
-					return
-				}
-			}
-		}
-		if len(c.w.B) > 0 {
-			// Let the other clients whose requests arrived with this
-			// one run their batches first, so that the replies leave in
-			// a burst, as from Redis's event loop (replies written in
-			// beforeSleep). Written one by one as each batch ends, they
-			// woke redis-benchmark 8 times as often (88,754 epoll_waits
-			// per million GETs at -P 16, Redis 10,661; 12,396 with the
-			// yield), and a client that wakes more serves fewer
-			// requests: GET -P 16 went from 0.77-0.94x to 0.93-1.03x
-			// redis-server, -P 1 from 0.80x to 0.88x.
-			runtime.Gosched()
-		}
-		if !c.flush() {
+		if !c.serveBatch() {
 			return
+		}
+		if looped {
+			c.inLoop = true
+			err := rc.ReadLoop(c.rd.Space, c.onRead)
+			c.inLoop = false
+			if err != nil || c.held == nil {
+				return // gone, or closing after a reply
+			}
+			// The loop was left for a command that may block (see
+			// serveBatch): it runs here, where it may read the socket.
+			args := c.held
+			c.held = nil
+			if !c.run(args) {
+				return
+			}
+			continue
 		}
 		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil {
@@ -228,6 +207,81 @@ func (s *Server) serveClient(c *client) {
 		c.tick()
 		c.prefetch()
 	}
+}
+
+// onRead is ReadLoop's handler: n more bytes are buffered. It runs the
+// commands they complete; false leaves the loop, to close the connection
+// or to run c.held.
+func (c *client) onRead(n int) bool {
+	c.rd.Advance(n, nil)
+	c.srv.stats.netInput.Add(int64(n))
+	c.tick()
+	c.prefetch()
+	return c.serveBatch() && c.held == nil
+}
+
+// serveBatch runs the buffered commands and writes their replies; false
+// means the connection is to close. Inside ReadLoop (c.inLoop) it stops
+// before a command that may block, leaving it in c.held with its replies
+// to earlier commands unwritten: a blocked client's goroutine watches the
+// socket with a Read of its own, which the loop's hold on the socket's
+// read side would keep waiting.
+func (c *client) serveBatch() bool {
+	for n := 0; ; n++ {
+		if n%clockEvery == clockEvery-1 {
+			c.tick()
+		}
+		args, ok, err := c.rd.Next()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if asProtocolError(err, &pe) {
+				c.srv.log.Debug("protocol error", "client", c.id, "addr", c.raddr, "err", pe.Msg)
+				c.w.Error("ERR " + pe.Error())
+			}
+			c.flush()
+			return false
+		}
+		if !ok {
+			break
+		}
+		if c.inLoop && slots.MayBlock(args[0]) {
+			c.held = args
+			return true
+		}
+		if !c.run(args) {
+			return false
+		}
+	}
+	if len(c.w.B) > 0 {
+		// Let the other clients whose requests arrived with this
+		// one run their batches first, so that the replies leave in
+		// a burst, as from Redis's event loop (replies written in
+		// beforeSleep). Written one by one as each batch ends, they
+		// woke redis-benchmark 8 times as often (88,754 epoll_waits
+		// per million GETs at -P 16, Redis 10,661; 12,396 with the
+		// yield), and a client that wakes more serves fewer
+		// requests: GET -P 16 went from 0.77-0.94x to 0.93-1.03x
+		// redis-server, -P 1 from 0.80x to 0.88x.
+		runtime.Gosched()
+	}
+	return c.flush()
+}
+
+// run executes one command; false means the connection is to close.
+func (c *client) run(args [][]byte) bool {
+	c.mark = c.w.Len()
+	c.srv.execute(c, args)
+	if c.reply != replyOn {
+		c.afterCommand(c.mark)
+	}
+	if c.closing {
+		c.flush()
+		return false
+	}
+	if len(c.w.B) > 64*1024 {
+		return c.flush()
+	}
+	return true
 }
 
 // prefetch starts loading what the pipelined commands just read will look
