@@ -46,6 +46,8 @@ type Conn struct {
 	loop atomic.Int32
 	// probe is ReadLoop's current wait before a probing read.
 	probe time.Duration
+	// skipGuess and guessBackoff: see guessHit.
+	skipGuess, guessBackoff int
 }
 
 // States of Conn.loop.
@@ -86,9 +88,12 @@ func Wrap(nc net.Conn) net.Conn {
 // to try read(2) before it may wait, and after a batch of requests has
 // been answered that read nearly always finds nothing: one system call
 // per batch, a quarter of a node's at -P 16. ReadLoop stays inside one
-// RawConn.Read, so after a read that drains the socket it waits on the
+// RawConn.Read, so after a read that drains the socket it can wait on the
 // poller directly; data that came while handle ran has left the
-// readiness set, and the wait returns at once.
+// readiness set, and the wait returns at once. Whether it waits or reads
+// once more depends on what such reads have lately found (see guessHit):
+// a peer that streams, as the proxy does to a node, is cheaper to read
+// than to be woken for.
 //
 // The one thing a drained read cannot tell is a FIN that came with the
 // data before the wake-up: the read returns the data, the next one would

@@ -182,3 +182,65 @@ func TestReadLoopCloseFromHandle(t *testing.T) {
 		t.Fatalf("peer got %q, %v; want the reply, then EOF", got, err)
 	}
 }
+
+// TestReadLoopGuessesByPeer: after a drained read the loop reads once more
+// only while that finds data. A peer that has sent its next request by the
+// time a batch is answered keeps it reading; one that waits for its reply
+// makes it park on the poller for up to maxSkipGuess batches between
+// guesses.
+func TestReadLoopGuessesByPeer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		streaming bool // the next chunk is sent while handle runs
+	}{{"streaming peer", true}, {"request-reply peer", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, peer := pair(t)
+			c := w.(*Conn)
+			c.probe = time.Hour
+			if tc.streaming {
+				// As after a miss: the first guess that finds data must
+				// clear it.
+				c.guessBackoff = maxSkipGuess
+			}
+			const batches = 60
+			next := make(chan struct{}, 1)
+			go func() {
+				for range batches {
+					if _, err := peer.Write([]byte("req")); err != nil {
+						return
+					}
+					<-next
+					if !tc.streaming {
+						time.Sleep(3 * time.Millisecond) // after the guess, if any
+					}
+				}
+			}()
+			b := &loopBuf{buf: make([]byte, 64)}
+			parkedAfterHit := 0
+			done := runLoop(c, b, func(n int) bool {
+				b.take(n)
+				if b.read > 1 && tc.streaming && c.skipGuess > 0 {
+					parkedAfterHit++
+				}
+				if b.read == batches {
+					return false
+				}
+				next <- struct{}{}
+				if tc.streaming {
+					time.Sleep(3 * time.Millisecond) // the next chunk arrives meanwhile
+				}
+				return true
+			})
+			if err := waitLoop(t, done, 10*time.Second); err != nil {
+				t.Fatalf("ReadLoop = %v", err)
+			}
+			if tc.streaming && (parkedAfterHit > 0 || c.guessBackoff != 0) {
+				t.Fatalf("streaming peer: %d batches parked without a guess, backoff %d; want 0 and 0",
+					parkedAfterHit, c.guessBackoff)
+			}
+			if !tc.streaming && c.guessBackoff != maxSkipGuess {
+				t.Fatalf("request-reply peer: backoff %d after %d batches, want %d", c.guessBackoff, batches, maxSkipGuess)
+			}
+		})
+	}
+}
