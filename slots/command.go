@@ -78,13 +78,16 @@ func Lookup(name []byte) *Command {
 
 // MayBlock reports whether the command named may block its client (BLPOP,
 // BLMOVE, XREADGROUP ... BLOCK and the like: the "blocking" flag), ignoring
-// case. Servers ask it of every command, so names that start with neither
-// B nor X skip the lookup.
+// case. Servers ask it of every command, so only names that start as the
+// blocking ones do (BL, BR, XR) are looked up: BITFIELD, BITCOUNT and the
+// other everyday commands are not.
 func MayBlock(name []byte) bool {
-	if len(name) == 0 {
+	if len(name) < 2 {
 		return false
 	}
-	if b := name[0] | 0x20; b != 'b' && b != 'x' {
+	switch a, b := name[0]|0x20, name[1]|0x20; {
+	case a == 'b' && (b == 'l' || b == 'r'), a == 'x' && b == 'r':
+	default:
 		return false
 	}
 	c := Lookup(name)
