@@ -136,33 +136,30 @@ func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
 			if len(b) > maxRW {
 				b = b[:maxRW]
 			}
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case 0:
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
+			o := op{b: b}
+			if !o.read(fd) { // EAGAIN
 				if guess {
 					c.guessMissed()
 					guess = false
 				}
 				return false
-			default:
-				rerr = c.opError("read", os.NewSyscallError("read", e))
+			}
+			if o.errno != 0 {
+				rerr = c.opError("read", os.NewSyscallError("read", o.errno))
 				return true
 			}
 			if guess {
 				c.guessHit()
 				guess = false
 			}
-			if r == 0 {
+			if o.n == 0 {
 				rerr = io.EOF
 				return true
 			}
-			if !handle(int(r)) {
+			if !handle(o.n) {
 				return true
 			}
-			if int(r) < len(b) {
+			if o.n < len(b) {
 				// The read drained the socket. Wait on the poller, which
 				// has kept any readiness that came while handle ran,
 				// unless reading again has lately found more.
@@ -187,7 +184,8 @@ func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
 // sent more by the time a batch is answered, and then one read that finds
 // it is cheaper than parking, being found by the poller (two epoll_pwait
 // calls on an idle runtime) and waking: behind the proxy at GET -P 1,
-// always parking cost the nodes about 15% more CPU per request. So after
+// always parking cost the proxy and its nodes 6-15% more CPU per request
+// (two A/B runs). So after
 // a drained read the loop reads once more; when that finds nothing it
 // stops guessing for 1, 2, 4 ... up to maxSkipGuess batches, and a read
 // that finds data brings the guessing back.
