@@ -4,7 +4,8 @@
 # BITCOUNT latency over a 512 MB bitmap). Builds shardgate, starts one node
 # and one redis-server on free ports, runs bench/bits (a Go load tool:
 # redis-benchmark's zero-padded __rand_int__ is not a valid bit offset)
-# with interleaved rounds, prints a Markdown table and cleans up.
+# with interleaved rounds, prints a Markdown table (requests per second
+# and each server's CPU time per request) and cleans up.
 # Companion of bench/node-vs-redis.sh, which covers the strings commands.
 #
 # Environment: ROUNDS (3), REQUESTS (1000000 per SETBIT or GETBIT run),
@@ -35,10 +36,12 @@ REDIS_PORT=${REDIS_PORT:-$(free_port)}
 echo "building shardgate and bench/bits..." >&2
 (cd "$root" && go build -o "$work/shardgate" ./cmd/shardgate && go build -o "$work/bits" ./bench/bits)
 "$work/shardgate" node --addr "127.0.0.1:$NODE_PORT" --procs "$NODE_PROCS" --log-level warn 2>"$work/node.log" &
-pids+=($!)
+node_pid=$!
+pids+=("$node_pid")
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$work" --logfile "$work/redis.log" &
-pids+=($!)
+redis_pid=$!
+pids+=("$redis_pid")
 
 wait_ping "$NODE_PORT"
 wait_ping "$REDIS_PORT"
@@ -46,4 +49,5 @@ wait_ping "$REDIS_PORT"
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), bitmap commands," \
 	"$CLIENTS clients, $REQUESTS requests ($BITCOUNT_REQUESTS for BITCOUNT), $ROUNDS interleaved rounds"
 "$work/bits" -redis "127.0.0.1:$REDIS_PORT" -node "127.0.0.1:$NODE_PORT" \
-	-rounds "$ROUNDS" -n "$REQUESTS" -n-bitcount "$BITCOUNT_REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS"
+	-rounds "$ROUNDS" -n "$REQUESTS" -n-bitcount "$BITCOUNT_REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS" \
+	-redis-pid "$redis_pid" -node-pid "$node_pid"
