@@ -19,14 +19,17 @@
 # node/redis and proxy/redis ratios of the medians, and the per-round
 # ratios (each target against redis-server in the same round).
 #
-# Environment: ROUNDS (3), REQUESTS (100000; XREADGROUP uses a quarter, on
-# a stream of 10x that), CLIENTS (50), PIPELINES ("1 16"), TESTS (all six:
+# Environment: ROUNDS (3), REQUESTS (100000 per run at -P 1; XREADGROUP
+# uses a quarter, on a stream of 10x that), REQUESTS_PIPELINED (1000000
+# per run at deeper pipelines: 100000 pipelined XACKs last a tenth of a
+# second, too short to tell 5% apart), CLIENTS (50), PIPELINES ("1 16"), TESTS (all six:
 # xadd xreadgroup xack xpending xpending_summary xautoclaim), NODE_PROCS
 # (0), PROXY_FLAGS (extra proxy flags).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-100000}
+REQUESTS_PIPELINED=${REQUESTS_PIPELINED:-1000000}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-1 16}
 TESTS=${TESTS:-xadd xreadgroup xack xpending xpending_summary xautoclaim}
@@ -50,7 +53,8 @@ for round in $(seq "$ROUNDS"); do
 		echo "round $round/$ROUNDS, -P $p..." >&2
 		for test in $TESTS; do
 			n=$REQUESTS
-			[[ $test == xreadgroup ]] && n=$((REQUESTS / 4))
+			((p > 1)) && n=$REQUESTS_PIPELINED
+			[[ $test == xreadgroup ]] && n=$((n / 4))
 			for t in redis node proxy; do
 				out=$("$work/streamq" -addr "127.0.0.1:${port[$t]}" -test "$test" -n "$n" -c "$CLIENTS" -P "$p") || {
 					echo "streamq $test on $t failed" >&2
@@ -64,7 +68,7 @@ done
 
 echo
 echo "Streams: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), one shardgate node, the proxy over 3 nodes;" \
-	"bench/streamq, $CLIENTS clients, $REQUESTS requests per run (XREADGROUP $((REQUESTS / 4))), $ROUNDS rounds, $(nproc) cores," \
+	"bench/streamq, $CLIENTS clients, $REQUESTS requests per run at -P 1 and $REQUESTS_PIPELINED deeper (XREADGROUP a quarter), $ROUNDS rounds, $(nproc) cores," \
 	"node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
 echo
 awk -F, "$awk_median"'
