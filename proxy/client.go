@@ -57,6 +57,7 @@ type client struct {
 	// current protocol), so a batch takes no pool lock.
 	conns  []*nodeConn
 	keyBuf []int
+	split  splitScratch // the batch's split commands' parts (split.go)
 
 	m clientMetrics // this batch's commands, for metrics (metrics.go)
 
@@ -417,6 +418,7 @@ func (c *client) finishBatch() {
 		r.cmd = nil
 	}
 	c.nreq = 0
+	c.split.reset()
 	c.local.Reset()
 	if cap(c.local.B) > 1<<20 {
 		c.local.B = nil
