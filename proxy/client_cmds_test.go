@@ -261,6 +261,40 @@ func TestClientKill(t *testing.T) {
 	}
 }
 
+// TestInfoKeyspaceAvgTTL: db0's avg_ttl through the proxy is the nodes'
+// estimates weighted by their keys with a TTL. Keys in every node's slots
+// expire in 1000 s or 2000 s, so the mean lies between those.
+func TestInfoKeyspaceAvgTTL(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	for i := range 60 {
+		ttl := "1000"
+		if i%2 == 1 {
+			ttl = "2000"
+		}
+		do(t, c, "SET", "k"+strconv.Itoa(i), "v", "EX", ttl)
+	}
+	for i := range 30 {
+		do(t, c, "SET", "p"+strconv.Itoa(i), "v")
+	}
+	db0 := infoField(t, c, "keyspace", "db0")
+	fields := map[string]int64{}
+	for _, kv := range strings.Split(db0, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("db0:%s: %v", db0, err)
+		}
+		fields[k] = n
+	}
+	if fields["keys"] != 90 || fields["expires"] != 60 {
+		t.Fatalf("db0:%s, want keys=90,expires=60", db0)
+	}
+	if avg := fields["avg_ttl"]; avg < 990_000 || avg > 2_000_000 {
+		t.Fatalf("db0:%s: avg_ttl %d ms, want between 1000 s and 2000 s", db0, avg)
+	}
+}
+
 // TestInfoSections checks the proxy's INFO: Redis's sections and the
 // fields clients read, and a line per node with its connections and
 // latency.

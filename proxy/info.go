@@ -101,9 +101,9 @@ func cmdInfo(c *client, args [][]byte) {
 			case "memory":
 				infoMemory(&b, reqs)
 			case "keyspace":
-				keys, expires, ok := sumKeyspace(reqs)
+				keys, expires, avgTTL, ok := sumKeyspace(reqs)
 				if ok && keys > 0 {
-					b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", keys, expires))
+					b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avgTTL))
 				}
 			default:
 				b.b = append(b.b, parts[i]...)
@@ -180,13 +180,19 @@ func sectionHeader(b *infoBuf, title string) {
 	b.b = append(b.b, "\r\n"...)
 }
 
-// sumKeyspace adds up the nodes' "db0:keys=..,expires=.." lines; ok is
-// false if a node did not answer.
-func sumKeyspace(reqs []*request) (keys, expires int64, ok bool) {
+// sumKeyspace adds up the nodes' "db0:keys=..,expires=..,avg_ttl=.."
+// lines; ok is false if a node did not answer.
+func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64, ok bool) {
+	// avg_ttl is each node's estimate over its keys with a TTL, so the
+	// cluster's is their mean weighted by those keys (in floating point:
+	// milliseconds times keys can pass int64).
+	var ttlSum float64
+	var ttlKeys int64
 	ok = nodeInfoLines(reqs, func(_ int, field, value string) {
 		if field != "db0" {
 			return
 		}
+		var nodeExpires, nodeAvg int64
 		for _, kv := range strings.Split(value, ",") {
 			k, val, _ := strings.Cut(kv, "=")
 			n, _ := strconv.ParseInt(val, 10, 64)
@@ -194,11 +200,21 @@ func sumKeyspace(reqs []*request) (keys, expires int64, ok bool) {
 			case "keys":
 				keys += n
 			case "expires":
-				expires += n
+				nodeExpires = n
+			case "avg_ttl":
+				nodeAvg = n
 			}
 		}
+		expires += nodeExpires
+		if nodeAvg > 0 && nodeExpires > 0 {
+			ttlSum += float64(nodeAvg) * float64(nodeExpires)
+			ttlKeys += nodeExpires
+		}
 	})
-	return keys, expires, ok
+	if ttlKeys > 0 {
+		avgTTL = int64(ttlSum / float64(ttlKeys))
+	}
+	return keys, expires, avgTTL, ok
 }
 
 func infoServer(c *client, b *infoBuf) {
