@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/internal/servercmd"
 	"github.com/shardgate/shardgate/node/aof"
 )
 
@@ -399,32 +399,16 @@ func (s *Server) cmdLastsave(c *client, args [][]byte) {
 // node running unless FORCE. The client gets no reply: its connection
 // closes with the node.
 func (s *Server) cmdShutdown(c *client, args [][]byte) {
-	var nosave, save, now, abort, force bool
-	for _, a := range args[1:] {
-		switch strings.ToLower(string(a)) {
-		case "nosave":
-			nosave = true
-		case "save":
-			save = true
-		case "now":
-			now = true
-		case "force":
-			force = true
-		case "abort":
-			abort = true
-		default:
-			c.w.Error(resp.ErrSyntax)
-			return
-		}
-	}
-	if (abort && (nosave || save || now || force)) || (nosave && save) {
-		c.w.Error(resp.ErrSyntax)
+	o, msg := servercmd.ParseShutdown(args)
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
-	if abort {
+	if o.Abort {
 		c.w.Error(resp.ErrNoShutdown) // nothing waits here (no replicas to catch up)
 		return
 	}
+	save, force := o.Save, o.Force
 	if save {
 		var err error
 		if !s.persistEnabled() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 )
@@ -475,6 +476,32 @@ func TestInfoParsesLikeRedisPy(t *testing.T) {
 			if !strings.Contains(item, "=") {
 				t.Errorf("INFO line %q: item %q is no key=value pair", line, item)
 			}
+		}
+	}
+}
+
+// TestShutdownArgumentsMatchRedis: SHUTDOWN through the proxy checks its
+// arguments as redis-server does (a syntax error, ABORT with nothing in
+// progress) before the proxy refuses to shut anything down.
+func TestShutdownArgumentsMatchRedis(t *testing.T) {
+	p := difftest.Start(t)
+	cl := proxytest.Start(t, 1, proxy.Options{})
+	rc, err := difftest.DialProto(p.Oracle.Addr, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	cp := &difftest.ConnPair{Redis: rc, Node: dial(t, cl.Addr, 2), Proto: 2}
+	for _, args := range [][]string{
+		{"SHUTDOWN", "FOO"}, {"SHUTDOWN", "foo", "bar"}, {"SHUTDOWN", "NOSAVE", "SAVE"},
+		{"SHUTDOWN", "ABORT", "NOW"}, {"SHUTDOWN", "FORCE", "abort"}, {"shutdown", "abort"},
+		{"SHUTDOWN", "ABORT", "ABORT"}, {"SHUTDOWN", "NOW", "NOW", "FOO"},
+	} {
+		cp.Do(t, args...)
+	}
+	for _, args := range [][]string{{"SHUTDOWN"}, {"SHUTDOWN", "NOSAVE", "NOW", "FORCE"}} {
+		if v := do(t, cp.Node, args...); v.Text() != resp.ErrProxyShutdown {
+			t.Errorf("%q through the proxy: %s, want %q", args, v, resp.ErrProxyShutdown)
 		}
 	}
 }

@@ -2,10 +2,11 @@ package proxy
 
 import (
 	"fmt"
+
 	"github.com/shardgate/shardgate/internal/clusterfmt"
 	"github.com/shardgate/shardgate/internal/conncmd"
-
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/internal/servercmd"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -40,9 +41,21 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 	return h
 }
 
-// cmdShutdown refuses SHUTDOWN: through the proxy it could only mean
-// stopping every node at once.
-func cmdShutdown(c *client, args [][]byte) { c.local.Error(resp.ErrProxyShutdown) }
+// cmdShutdown checks SHUTDOWN's arguments as Redis does, then refuses
+// it: through the proxy it could only mean stopping every node at once,
+// and the proxy itself stops on a signal. ABORT answers as a Redis with
+// no shutdown in progress.
+func cmdShutdown(c *client, args [][]byte) {
+	o, msg := servercmd.ParseShutdown(args)
+	switch {
+	case msg != "":
+		c.local.Error(msg)
+	case o.Abort:
+		c.local.Error(resp.ErrNoShutdown)
+	default:
+		c.local.Error(resp.ErrProxyShutdown)
+	}
+}
 
 func cmdPing(c *client, args [][]byte) { conncmd.Ping(&c.local, args) }
 

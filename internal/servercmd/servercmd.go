@@ -1,0 +1,41 @@
+// Package servercmd parses the arguments of server commands that a node
+// and the proxy both check the same way before they act differently on
+// them, with Redis 7.0.15's errors.
+package servercmd
+
+import (
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// Shutdown is SHUTDOWN's options.
+type Shutdown struct {
+	NoSave, Save, Now, Force, Abort bool
+}
+
+// ParseShutdown reads SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] as
+// Redis's shutdownCommand does: any other word, ABORT with anything else,
+// or NOSAVE with SAVE is a syntax error (returned as its error text).
+func ParseShutdown(args [][]byte) (Shutdown, string) {
+	var o Shutdown
+	for _, a := range args[1:] {
+		switch {
+		case slots.EqualFold("nosave", a):
+			o.NoSave = true
+		case slots.EqualFold("save", a):
+			o.Save = true
+		case slots.EqualFold("now", a):
+			o.Now = true
+		case slots.EqualFold("force", a):
+			o.Force = true
+		case slots.EqualFold("abort", a):
+			o.Abort = true
+		default:
+			return Shutdown{}, resp.ErrSyntax
+		}
+	}
+	if (o.Abort && (o.NoSave || o.Save || o.Now || o.Force)) || (o.NoSave && o.Save) {
+		return Shutdown{}, resp.ErrSyntax
+	}
+	return o, ""
+}

@@ -1,0 +1,41 @@
+package servercmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// TestParseShutdown: the options Redis 7.0.15 accepts, any case, and the
+// combinations it refuses with a syntax error (node/diff_conn_test.go and
+// proxy's TestShutdownArgumentsMatchRedis compare the errors with a real
+// redis-server).
+func TestParseShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want Shutdown
+		err  string
+	}{
+		{"SHUTDOWN", Shutdown{}, ""},
+		{"SHUTDOWN nosave NOW", Shutdown{NoSave: true, Now: true}, ""},
+		{"SHUTDOWN SAVE force", Shutdown{Save: true, Force: true}, ""},
+		{"SHUTDOWN now now", Shutdown{Now: true}, ""},
+		{"SHUTDOWN ABORT", Shutdown{Abort: true}, ""},
+		{"SHUTDOWN abort abort", Shutdown{Abort: true}, ""},
+		{"SHUTDOWN ABORT NOW", Shutdown{}, resp.ErrSyntax},
+		{"SHUTDOWN FORCE ABORT", Shutdown{}, resp.ErrSyntax},
+		{"SHUTDOWN NOSAVE SAVE", Shutdown{}, resp.ErrSyntax},
+		{"SHUTDOWN NOW FOO", Shutdown{}, resp.ErrSyntax},
+		{"SHUTDOWN SAVEX", Shutdown{}, resp.ErrSyntax},
+	} {
+		var args [][]byte
+		for _, w := range strings.Fields(tc.args) {
+			args = append(args, []byte(w))
+		}
+		got, err := ParseShutdown(args)
+		if got != tc.want || err != tc.err {
+			t.Errorf("%s: %+v %q, want %+v %q", tc.args, got, err, tc.want, tc.err)
+		}
+	}
+}
