@@ -2,7 +2,6 @@ package node
 
 import (
 	"github.com/shardgate/shardgate/internal/conncmd"
-
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )

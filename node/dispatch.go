@@ -2,9 +2,9 @@ package node
 
 import (
 	"fmt"
-	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"runtime/debug"
 
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"

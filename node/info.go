@@ -1,8 +1,6 @@
 package node
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"runtime"
@@ -284,26 +282,10 @@ func (s *Server) infoStats(c *client, b *infoBuf) {
 }
 
 func (s *Server) infoReplication(c *client, b *infoBuf) {
-	b.str("role", "master")
-	b.int("connected_slaves", 0)
-	b.str("master_failover_state", "no-failover")
-	b.str("master_replid", s.replID)
-	b.str("master_replid2", strings.Repeat("0", 40))
-	b.int("master_repl_offset", 0)
-	b.int("second_repl_offset", -1)
-	b.int("repl_backlog_active", 0)
-	b.int("repl_backlog_size", 1048576)
-	b.int("repl_backlog_first_byte_offset", 0)
-	b.int("repl_backlog_histlen", 0)
+	redisinfo.ReplicationFields(s.replID, b.str)
 }
 
-func (s *Server) infoCPU(c *client, b *infoBuf) {
-	user, sys := processCPU()
-	b.float("used_cpu_sys", sys.Seconds(), 6)
-	b.float("used_cpu_user", user.Seconds(), 6)
-	b.float("used_cpu_sys_children", 0, 6)
-	b.float("used_cpu_user_children", 0, 6)
-}
+func (s *Server) infoCPU(c *client, b *infoBuf) { redisinfo.CPUFields(b.str) }
 
 func (s *Server) infoErrorStats(c *client, b *infoBuf) {
 	for _, e := range s.errs.snapshot() {
@@ -449,11 +431,4 @@ func (r *rateSampler) notePeak(n int64) int64 {
 			return n
 		}
 	}
-}
-
-// randomHex returns n random bytes in hex (run_id, master_replid).
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/node/engine"
 )
 
@@ -123,7 +124,7 @@ func (m *migrator) nextBatch() (cluster.Member, []uint16) {
 // migrate moves batch to the node to; see migrate.go for the steps.
 func (m *migrator) migrate(to cluster.Member, batch []uint16) error {
 	start := time.Now()
-	rec := &migRecord{ID: randomHex(8), Target: to.ID, Addr: to.Addr, Slots: batch, Phase: "copy"}
+	rec := &migRecord{ID: redisinfo.RandomHex(8), Target: to.ID, Addr: to.Addr, Slots: batch, Phase: "copy"}
 	if err := m.save(rec); err != nil {
 		return fmt.Errorf("persisting the migration: %w", err)
 	}

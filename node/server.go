@@ -7,16 +7,17 @@ package node
 import (
 	"context"
 	"errors"
-	"github.com/shardgate/shardgate/internal/netserve"
-	"github.com/shardgate/shardgate/internal/rawio"
-	"github.com/shardgate/shardgate/internal/redisconf"
-	"github.com/shardgate/shardgate/internal/resp"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/netserve"
+	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/redisconf"
+	"github.com/shardgate/shardgate/internal/redisinfo"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
@@ -89,9 +90,9 @@ func New(opts Options) (*Server, error) {
 	s.ks.OnStreamLater = s.serveLater
 	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
 	s.config = s.configTable()
-	s.runID = randomHex(20)
-	s.replID = randomHex(20)
-	s.nodeID = randomHex(20)
+	s.runID = redisinfo.RandomHex(20)
+	s.replID = redisinfo.RandomHex(20)
+	s.nodeID = redisinfo.RandomHex(20)
 	s.own = o.Ownership
 	s.gate.wait = time.Second
 	s.saves.init(s.start)

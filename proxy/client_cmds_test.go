@@ -334,6 +334,20 @@ func TestInfoSections(t *testing.T) {
 			t.Errorf("node %d latency: %q", i, line)
 		}
 	}
+	// Replication and CPU are the proxy's own, after Stats as in Redis:
+	// a master with no replicas, and CPU time that has been spent.
+	if i, j, k := strings.Index(text, "# Stats\r\n"), strings.Index(text, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"),
+		strings.Index(text, "# CPU\r\nused_cpu_sys:"); i < 0 || j < i || k < j {
+		t.Errorf("INFO lacks Replication (role:master) and CPU after Stats:\n%s", text)
+	}
+	if id := infoField(t, c, "replication", "master_replid"); len(id) != 40 {
+		t.Errorf("master_replid %q, want 40 hex characters", id)
+	}
+	sys, err1 := strconv.ParseFloat(infoField(t, c, "cpu", "used_cpu_sys"), 64)
+	user, err2 := strconv.ParseFloat(infoField(t, c, "cpu", "used_cpu_user"), 64)
+	if err1 != nil || err2 != nil || sys+user <= 0 {
+		t.Errorf("INFO cpu: used_cpu_sys %v (%v), used_cpu_user %v (%v)", sys, err1, user, err2)
+	}
 	if v := do(t, c, "INFO", "clients"); strings.Contains(v.Text(), "# Server") || !strings.Contains(v.Text(), "# Clients") {
 		t.Errorf("INFO clients: %s", v.Text())
 	}

@@ -14,7 +14,8 @@ import (
 // INFO [section ...] on the proxy: Redis's section and field names where
 // they apply to the proxy itself (server, clients, stats, cluster), a
 // "nodes" section with one line per node (address, slots, connections,
-// requests, errors, mean batch latency), and the memory and keyspace
+// requests, errors, mean batch latency), replication as a master without
+// replicas, the proxy's own CPU time, and the memory and keyspace
 // sections summed over the nodes (each node's own INFO, fetched in
 // parallel). Memory is the data's: the nodes' used_memory, rss and peak,
 // each node process counted once (the nodes of 'shardgate up' share one
@@ -32,6 +33,8 @@ var infoSections = []infoSection{
 	{"clients", "Clients", true, infoClients},
 	{"memory", "Memory", true, nil}, // merged from the nodes
 	{"stats", "Stats", true, infoStats},
+	{"replication", "Replication", true, func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
+	{"cpu", "CPU", true, func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
 	{"cluster", "Cluster", true, infoCluster},
 	{"nodes", "Nodes", true, infoNodes},
 	{"keyspace", "Keyspace", true, nil}, // merged from the nodes

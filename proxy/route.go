@@ -2,9 +2,9 @@ package proxy
 
 import (
 	"fmt"
-	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"strings"
 
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )

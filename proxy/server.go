@@ -3,15 +3,16 @@ package proxy
 import (
 	"context"
 	"errors"
-	"github.com/shardgate/shardgate/internal/netserve"
-	"github.com/shardgate/shardgate/internal/rawio"
-	"github.com/shardgate/shardgate/internal/redisconf"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/netserve"
+	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/redisconf"
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy/segbit"
 )
@@ -28,6 +29,7 @@ type Server struct {
 	// slots.Command.ID.
 	routes []route
 	myID   string // the 40-hex node id CLUSTER replies present
+	replID string // INFO replication's master_replid
 	seg    *segbit.Handler
 	// segChecked is when this proxy's --segment-bits last matched the
 	// cluster's (unix nanoseconds; segments.go).
@@ -69,11 +71,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:  o,
-		log:   o.Logger,
-		start: o.Now(),
-		stop:  make(chan struct{}),
-		myID:  stableClusterID(o.Addr),
+		opts:   o,
+		log:    o.Logger,
+		start:  o.Now(),
+		stop:   make(chan struct{}),
+		myID:   stableClusterID(o.Addr),
+		replID: redisinfo.RandomHex(20),
 	}
 	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
 	s.config = s.configTable()

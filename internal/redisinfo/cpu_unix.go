@@ -1,14 +1,14 @@
 //go:build unix
 
-package node
+package redisinfo
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time the process has used (INFO cpu).
-func processCPU() (user, sys time.Duration) {
+// ProcessCPU returns the CPU time the process has used (INFO cpu).
+func ProcessCPU() (user, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, 0
