@@ -18,8 +18,11 @@ import (
 // is what a Redis cluster node reports too). Parameters the node cannot
 // change at run time answer CONFIG SET with Redis's "can't set immutable
 // config"; only requirepass and maxclients are settable because only they
-// change behaviour here. CONFIG GET * lists this table, which is a subset
-// of Redis's ~190 parameters.
+// change behaviour here. CONFIG GET * lists this table and then every
+// other parameter Redis 7.0.15 knows with Redis's default value (settings
+// with no counterpart here: encodings, replication, TLS, ...), except the
+// persistence file names, which would describe files the node does not
+// write.
 
 // configParam is one parameter: how to read it, or, for the two the
 // node changes at run time, the Endpoint's parameter that serves it.
@@ -39,7 +42,9 @@ func (s *Server) configTable() redisconf.Table {
 		}
 		t[i] = redisconf.Param{Name: p.name, Get: func() string { return p.get(s) }}
 	}
-	return t
+	// Redis's default file names would describe files this node does not
+	// write (its log and snapshots have their own layout, node/aof).
+	return t.WithRedisDefaults("appendfilename", "appenddirname", "dbfilename")
 }
 
 func fixed(v string) func(*Server) string { return func(*Server) string { return v } }
@@ -50,6 +55,8 @@ var configParams = []configParam{
 	{name: "bind", get: func(s *Server) string { h, _ := s.listenHostPort(); return h }},
 	{name: "port", get: func(s *Server) string { _, p := s.listenHostPort(); return p }},
 	{name: "timeout", get: fixed("0")},
+	// Go's listeners keep connections alive with 15 s probes.
+	{name: "tcp-keepalive", get: fixed("15")},
 	{name: "databases", get: fixed("16")},
 	{name: "save", get: fixed("")},
 	{name: "appendonly", get: func(s *Server) string { return yesNo(s.aof != nil) }},

@@ -8,7 +8,8 @@ import (
 
 // CONFIG through the proxy. The parameters that concern the endpoint a
 // client talks to are the proxy's own: requirepass and maxclients (both
-// settable, as on a node), bind, port and client-query-buffer-limit.
+// settable, as on a node), bind, port and the client query and output
+// buffer limits.
 // CONFIG SET is answered by the proxy alone and never reaches the nodes:
 // passed on, a requirepass would lock the proxy out of its own nodes at
 // its next connection, and a maxclients would cap the proxy's backend
@@ -26,7 +27,16 @@ func (s *Server) configTable() redisconf.Table {
 		s.cfg.RequirePassParam(),
 		s.cfg.MaxClientsParam(),
 		{Name: "client-query-buffer-limit", Get: func() string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
+		{Name: "client-output-buffer-limit", Get: s.outputBufferLimit},
 	}
+}
+
+// outputBufferLimit is client-output-buffer-limit in Redis's form: the
+// proxy's hard limit for normal clients (0: none), and Redis's defaults
+// for the replica and pub/sub classes, which the proxy never serves.
+func (s *Server) outputBufferLimit() string {
+	hard := max(s.opts.ClientOutputLimit, 0)
+	return "normal " + strconv.FormatInt(hard, 10) + " 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
 }
 
 // listenHostPort splits the listening address for CONFIG GET bind/port.

@@ -104,7 +104,7 @@ func TestConfigSetMaxClientsIsTheProxys(t *testing.T) {
 // are a node's (themselves checked against redis-server in the node's
 // tests), and CONFIG GET shows the proxy's own address.
 func TestConfigThroughProxyLikeNode(t *testing.T) {
-	cl := proxytest.Start(t, 3, proxy.Options{QueryBufferLimit: 3 << 20})
+	cl := proxytest.Start(t, 3, proxy.Options{QueryBufferLimit: 3 << 20, ClientOutputLimit: 5 << 20})
 	for _, proto := range []int{2, 3} {
 		p, n := dial(t, cl.Addr, proto), dial(t, cl.NodeAddrs[0], proto)
 		for _, args := range [][]string{
@@ -130,6 +130,13 @@ func TestConfigThroughProxyLikeNode(t *testing.T) {
 		}
 		if got := configValue(t, p, "client-query-buffer-limit"); got != "3145728" {
 			t.Errorf("CONFIG GET client-query-buffer-limit = %q, want the proxy's 3145728", got)
+		}
+		if got, want := configValue(t, p, "client-output-buffer-limit"), "normal 5242880 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"; got != want {
+			t.Errorf("CONFIG GET client-output-buffer-limit = %q, want the proxy's %q", got, want)
+		}
+		// Parameters with no counterpart read Redis's defaults, as on a node.
+		if got := configValue(t, p, "stream-node-max-entries"); got != "100" {
+			t.Errorf("CONFIG GET stream-node-max-entries = %q, want Redis's 100", got)
 		}
 		_, port := splitHostPort(t, cl.Addr)
 		if got := configValue(t, p, "port"); got != port {

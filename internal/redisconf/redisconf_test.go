@@ -65,3 +65,35 @@ func byteArgs(args []string) [][]byte {
 	}
 	return b
 }
+
+// TestWithRedisDefaults: a server's own parameters win, skipped names stay
+// unknown to GET, and the defaults are immutable to SET.
+func TestWithRedisDefaults(t *testing.T) {
+	own := Table{{Name: "hz", Get: func() string { return "42" }}}
+	tab := own.WithRedisDefaults("dbfilename")
+	cases := []struct {
+		get   []string
+		reply string
+	}{
+		{[]string{"hz"}, "*2\r\n$2\r\nhz\r\n$2\r\n42\r\n"},
+		{[]string{"Stream-Node-Max-Entries"}, "*2\r\n$23\r\nStream-Node-Max-Entries\r\n$3\r\n100\r\n"},
+		{[]string{"dbfilename"}, "*0\r\n"},
+		{[]string{"db*"}, "*0\r\n"},
+		{[]string{"slave-read-*"}, "*2\r\n$15\r\nslave-read-only\r\n$3\r\nyes\r\n"},
+	}
+	for _, tc := range cases {
+		var w resp.Writer
+		tab.Get(&w, byteArgs(tc.get))
+		if string(w.B) != tc.reply {
+			t.Errorf("CONFIG GET %q = %q, want %q", tc.get, w.B, tc.reply)
+		}
+	}
+	if n := len(tab); n != len(redisDefaults)-1 {
+		t.Errorf("%d parameters, want Redis's %d less the skipped one", n, len(redisDefaults))
+	}
+	var w resp.Writer
+	tab.Set(&w, byteArgs([]string{"stream-node-max-entries", "5"}))
+	if want := "-ERR CONFIG SET failed (possibly related to argument 'stream-node-max-entries') - can't set immutable config\r\n"; string(w.B) != want {
+		t.Errorf("CONFIG SET stream-node-max-entries = %q, want %q", w.B, want)
+	}
+}
