@@ -35,6 +35,14 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["bgsave"] = s.cmdBgsave
 	h["save"] = s.cmdSave
 	h["lastsave"] = s.cmdLastsave
+	// ROLE: a master with no replicas and replication offset 0, as INFO
+	// replication says (shardgate does not replicate).
+	h["role"] = func(c *client, _ [][]byte) {
+		c.w.Array(3)
+		c.w.BulkString("master")
+		c.w.Int(0)
+		c.w.Array(0)
+	}
 	h["shutdown"] = s.cmdShutdown
 	h["cluster|keyslot"] = s.cmdClusterKeyslot
 	h["cluster|help"] = s.cmdClusterHelp

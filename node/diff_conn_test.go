@@ -190,7 +190,7 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("SELECT", "00"), cs("SELECT", " 0"), cs("SELECT"), cs("SELECT", "0", "1"),
 		}},
 		{"time and cluster", []connStep{
-			csNorm(timeNorm, "TIME"), cs("TIME", "x"),
+			csNorm(timeNorm, "TIME"), cs("TIME", "x"), cs("ROLE"), cs("ROLE", "x"),
 			cs("CLUSTER", "KEYSLOT", "foo"), cs("CLUSTER", "KEYSLOT", "{user1}.a"), cs("CLUSTER", "KEYSLOT", ""),
 			cs("CLUSTER", "KEYSLOT"), cs("CLUSTER", "KEYSLOT", "a", "b"), cs("CLUSTER", "HELP"),
 			cs("cluster", "help", "x"),

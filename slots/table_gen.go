@@ -1043,6 +1043,17 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "role", Arity: 1,
+		Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast,
+		ACL:   ACLAdmin | ACLFast | ACLDangerous,
+		Doc: &Doc{
+			Summary:    "Return the role of the instance in the context of replication",
+			Since:      "2.8.12",
+			Group:      "server",
+			Complexity: "O(1)",
+		},
+	},
+	{
 		Name: "shutdown", Arity: -1,
 		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy,
 		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
