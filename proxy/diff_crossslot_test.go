@@ -281,14 +281,7 @@ func TestDiffTransactionsCluster(t *testing.T) {
 // UNLINK, EXISTS and TOUCH over keys in many slots answer exactly what one
 // plain (non-cluster) redis-server answers, in RESP2 and RESP3.
 func TestDiffSplitPlainRedis(t *testing.T) {
-	if !onPath(difftest.RedisBinary) {
-		skipOrFail(t, "redis-server not on PATH: the split-mode differential test needs Redis 7.0")
-	}
-	r, err := difftest.StartPlainRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
+	redisAddr := startPlainOracle(t, "split-mode")
 	px := proxytest.Start(t, 3, proxy.Options{CrossSlot: proxy.CrossSlotSplit})
 
 	keys := make([]string, 40)
@@ -325,26 +318,9 @@ func TestDiffSplitPlainRedis(t *testing.T) {
 		with("DEL", "{t}1", "{t}2", "a"),
 	}
 	for _, proto := range []int{2, 3} {
-		rconn, err := difftest.DialProto(r.Addr, proto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rconn.Close() })
+		rconn := dial(t, redisAddr, proto)
 		pconn := dial(t, px.Addr, proto)
-		do(t, pconn, "FLUSHALL")
-		if _, err := rconn.DoStrings("FLUSHALL"); err != nil {
-			t.Fatal(err)
-		}
-		for _, args := range cmds {
-			want, err := rconn.DoStrings(args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := do(t, pconn, args...)
-			if !difftest.Equal(want, got) {
-				t.Errorf("%s", difftest.Mismatch(args, proto, want, got))
-			}
-		}
+		diffSeq(t, rconn, pconn, proto, append([][]string{{"FLUSHALL"}}, cmds...))
 		// What split mode still refuses: what cannot be split safely.
 		for _, args := range [][]string{
 			{"MSETNX", "a", "1", "b", "2"},

@@ -32,3 +32,34 @@ func skipOrFail(t *testing.T, msg string) {
 	}
 	t.Skip(msg)
 }
+
+// startPlainOracle starts a plain (non-cluster) redis-server for a
+// differential test and returns its address; without redis-server the test
+// is skipped (failed under CI). what names the test in the message.
+func startPlainOracle(t *testing.T, what string) string {
+	t.Helper()
+	if !onPath(difftest.RedisBinary) {
+		skipOrFail(t, "redis-server not on PATH: the "+what+" differential test needs Redis 7.0")
+	}
+	r, err := difftest.StartPlainRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r.Addr
+}
+
+// diffSeq runs cmds in order on the oracle and on the proxy connection
+// and reports every reply that differs.
+func diffSeq(t *testing.T, oracle, px *difftest.Conn, proto int, cmds [][]string) {
+	t.Helper()
+	for _, args := range cmds {
+		want, err := oracle.DoStrings(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := do(t, px, args...); !difftest.Equal(want, got) {
+			t.Errorf("%s", difftest.Mismatch(args, proto, want, got))
+		}
+	}
+}
