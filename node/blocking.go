@@ -68,6 +68,7 @@ const (
 	opMpop                  // BLMPOP: [key, [elements]]
 	opMove                  // BLMOVE, BRPOPLPUSH: the element, pushed onto dst
 	opStream                // XREAD, XREADGROUP with BLOCK (blocking_stream.go)
+	opWait                  // WAIT (wait.go): no keys, ends by timeout or CLIENT UNBLOCK
 )
 
 // blockReq is a parsed blocking command.
@@ -221,6 +222,9 @@ func (b *blocker) unlink(w *waiter) {
 
 // unlinkLocked is unlink for a waiter's own goroutine, which holds no lock.
 func (s *Server) unlinkLocked(w *waiter) {
+	if len(w.keys) == 0 {
+		return // WAIT's: never queued
+	}
 	s.ks.RLock()
 	sh := s.ks.Shard(w.slot)
 	sh.Lock()

@@ -286,7 +286,11 @@ func (s *Server) wait(c *client, w *waiter) {
 	case waitUnblockError:
 		c.w.Error(resp.ErrUnblocked)
 	default:
-		c.w.NullArray()
+		if w.req.op == opWait {
+			c.w.Int(0) // the replicas that acknowledged: none
+		} else {
+			c.w.NullArray()
+		}
 	}
 	c.tick()
 }

@@ -43,6 +43,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 		c.w.Int(0)
 		c.w.Array(0)
 	}
+	h["wait"] = s.cmdWait
 	h["shutdown"] = s.cmdShutdown
 	h["cluster|keyslot"] = s.cmdClusterKeyslot
 	h["cluster|help"] = s.cmdClusterHelp

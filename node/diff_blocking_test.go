@@ -270,6 +270,15 @@ func TestDiffBlocking(t *testing.T) {
 			bDo(2, "RPUSH", "a", "v"), bRecv(1), bDo(2, "EXISTS", "a"), bUnblock(2, 1), bUnblock(2, 2),
 			bDo(2, "MULTI"), bDo(2, "CLIENT", "UNBLOCK", "99999"), bDo(2, "EXEC"),
 		}},
+		{"wait without replicas", 3, []bstep{
+			bDo(0, "WAIT", "0", "0"), bDo(0, "WAIT", "-1", "0"), bDo(0, "WAIT", "1", "20"),
+			bDo(0, "WAIT", "x", "0"), bDo(0, "WAIT", "1", "x"), bDo(0, "WAIT", "1", "-1"), bDo(0, "WAIT", "0", "-1"),
+			bDo(0, "WAIT", "1", "1.5"), bDo(0, "WAIT", "x", "-1"), bDo(0, "WAIT", "1"), bDo(0, "WAIT", "1", "2", "3"),
+			bSend(0, "WAIT", "1", "0"), bSend(0, "PING", "after"), bBlocked(1), bUnblock(2, 0), bRecv(0), bRecv(0), bBlocked(0),
+			bSend(0, "WAIT", "5", "0"), bBlocked(1), bUnblock(2, 0, "ERROR"), bRecv(0),
+			bSend(1, "WAIT", "1", "0"), bBlocked(1), bClose(1), bBlocked(0),
+			bDo(0, "MULTI"), bDo(0, "WAIT", "1", "0"), bDo(0, "WAIT", "x", "0"), bDo(0, "EXEC"),
+		}},
 		{"client kill while blocked", 3, []bstep{
 			bSend(0, "BLPOP", "a", "0"), bBlocked(1), bKill(2, 0), bBlocked(0),
 			bDo(2, "RPUSH", "a", "x"), bDo(2, "LRANGE", "a", "0", "-1"),

@@ -14,9 +14,9 @@ import (
 )
 
 // Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
-// BZPOPMAX, BZMPOP, and XREAD/XREADGROUP with BLOCK) may hold a node
-// connection for as long as they block, so they never go on the shared
-// pipelined connections. Each one is a barrier: the client's earlier
+// BZPOPMAX, BZMPOP, XREAD/XREADGROUP with BLOCK, and WAIT for replicas,
+// wait.go) may hold a node connection for as long as they block, so they
+// never go on the shared pipelined connections. Each one is a barrier: the client's earlier
 // commands are answered and written first; then the command goes to the
 // slot's node on a dedicated connection and its reply is passed on as it
 // is. Inside MULTI they are queued like any command (the node does not
@@ -96,6 +96,8 @@ func timeoutArg(cmd *slots.Command, args [][]byte) (int, time.Duration) {
 	case "xread", "xreadgroup":
 		i, _ := xreadBlock(cmd, args)
 		return i, time.Millisecond
+	case "wait":
+		return 2, time.Millisecond
 	}
 	return len(args) - 1, time.Second
 }
@@ -212,8 +214,13 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		if quit && cut && len(reply) > 0 && reply[0] == '-' {
 			// Cancelled for QUIT without the node's word: as if timed
 			// out (Redis answers every blocking command's timeout with
-			// a null array, BLMOVE's too).
-			c.local.NullArray()
+			// a null array, BLMOVE's too; WAIT's with the replicas
+			// reached, none).
+			if cmd.FullName == "wait" {
+				c.local.Int(0)
+			} else {
+				c.local.NullArray()
+			}
 		} else {
 			c.local.Raw(reply)
 		}

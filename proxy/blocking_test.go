@@ -607,3 +607,55 @@ func TestBlockingClientLeavesPushAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockingWait: WAIT for replicas blocks on a dedicated node
+// connection, so the shared ones keep serving other clients meanwhile; it
+// answers 0 after its timeout or at CLIENT UNBLOCK, at once for 0 replicas
+// and inside MULTI, and leaves nothing blocked when its client goes.
+func TestBlockingWait(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		blocked := func() int {
+			n := 0
+			for _, nd := range e.nodes {
+				n += blockedOn(t, nd.Addr)
+			}
+			return n
+		}
+		waitTotal := func(n int) {
+			t.Helper()
+			waitFor(t, fmt.Sprintf("%d clients blocked on the nodes", n), promptly, func() bool { return blocked() == n })
+		}
+		a := dial(t, e.addr, 2)
+		b := dial(t, e.addr, 3)
+		want(t, "WAIT 0 0", do(t, a, "WAIT", "0", "0"), difftest.Int(0))
+		start := time.Now()
+		want(t, "WAIT 1 50", do(t, a, "WAIT", "1", "50"), difftest.Int(0))
+		if d := time.Since(start); d < 50*time.Millisecond {
+			t.Errorf("WAIT 1 50 answered after %v", d)
+		}
+
+		id := fmt.Sprint(do(t, a, "CLIENT", "ID").Int)
+		send(t, a, "WAIT", "1", "0")
+		got := receiveAsync(a)
+		waitTotal(1)
+		for i := range 30 {
+			k := fmt.Sprint("wait:", i)
+			do(t, b, "SET", k, k)
+			want(t, "GET while a client waits", do(t, b, "GET", k), difftest.BulkOf(k))
+		}
+		want(t, "CLIENT UNBLOCK", do(t, b, "CLIENT", "UNBLOCK", id), difftest.Int(1))
+		want(t, "unblocked WAIT", recvWithin(t, "WAIT", got, promptly), difftest.Int(0))
+		waitTotal(0)
+
+		want(t, "MULTI", do(t, a, "MULTI"), difftest.Simple("OK"))
+		want(t, "queued WAIT", do(t, a, "WAIT", "1", "0"), difftest.Simple("QUEUED"))
+		want(t, "EXEC", do(t, a, "EXEC"), difftest.ArrayOf(difftest.Int(0)))
+
+		c := dial(t, e.addr, 2)
+		send(t, c, "WAIT", "2", "0")
+		waitTotal(1)
+		c.Close()
+		waitTotal(0)
+		want(t, "after", do(t, a, "PING"), difftest.Simple("PONG"))
+	})
+}

@@ -18,6 +18,8 @@ func TestDiffServerRepliesProxy(t *testing.T) {
 		{"PING"}, {"PING", "hi"}, {"PING", "a", "b"},
 		{"ECHO", "e"}, {"ECHO"},
 		{"TIME", "x"}, {"LASTSAVE", "x"}, {"DBSIZE", "x"},
+		{"WAIT", "0", "0"}, {"WAIT", "-1", "0"}, {"WAIT", "1", "10"}, {"WAIT", "x", "0"}, {"WAIT", "1", "x"},
+		{"WAIT", "1", "-1"}, {"WAIT", "0", "-1"}, {"WAIT", "1", "1.5"}, {"WAIT", "1"}, {"wait", "1", "2", "3"},
 	}
 	for _, proto := range []int{2, 3} {
 		diffSeq(t, dial(t, redisAddr, proto), dial(t, px.Addr, proto), proto, cmds)

@@ -35,6 +35,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"watch":                   cmdWatch,
 		"unwatch":                 cmdUnwatch,
 		"client|unblock":          cmdClientUnblock,
+		"wait":                    cmdWait,
 	}
 }
 

@@ -77,8 +77,9 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	// of one node, so they are refused like the proxy's own commands.
 	// CONFIG GET runs on the transaction's node as it is: inside MULTI
 	// it shows the node's own requirepass, maxclients, bind and port.
+	// WAIT does not block inside a transaction: the node answers it.
 	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] ||
-		r.kind == routeOps && r.cmd.FullName != "unwatch" && r.cmd.FullName != "config|get" {
+		r.kind == routeOps && r.cmd.FullName != "unwatch" && r.cmd.FullName != "config|get" && r.cmd.FullName != "wait" {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}

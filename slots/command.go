@@ -77,7 +77,8 @@ func Lookup(name []byte) *Command {
 }
 
 // MayBlock reports whether the command named may block its client (BLPOP,
-// BLMOVE, XREADGROUP ... BLOCK and the like: the "blocking" flag), ignoring
+// BLMOVE, XREADGROUP ... BLOCK and the like: the "blocking" flag; and
+// WAIT, which Redis does not flag but which waits for replicas), ignoring
 // case. Servers ask it of every command, so only names that start as the
 // blocking ones do (BL, BR, XR) are looked up: BITFIELD, BITCOUNT and the
 // other everyday commands are not.
@@ -87,6 +88,8 @@ func MayBlock(name []byte) bool {
 	}
 	switch a, b := name[0]|0x20, name[1]|0x20; {
 	case a == 'b' && (b == 'l' || b == 'r'), a == 'x' && b == 'r':
+	case a == 'w' && b == 'a':
+		return equalFold("wait", name)
 	default:
 		return false
 	}

@@ -55,11 +55,11 @@ func FuzzLookup(f *testing.F) {
 }
 
 // TestMayBlockAgreesWithTheFlag: MayBlock's shortcut on the first letter
-// never hides a command flagged blocking, in any case.
+// never hides a command flagged blocking, in any case; WAIT blocks too.
 func TestMayBlockAgreesWithTheFlag(t *testing.T) {
 	blocking := 0
 	for _, c := range All() {
-		want := c.Has(FlagBlocking)
+		want := c.Has(FlagBlocking) || c.Name == "wait"
 		if want {
 			blocking++
 		}
@@ -72,7 +72,7 @@ func TestMayBlockAgreesWithTheFlag(t *testing.T) {
 	if blocking == 0 {
 		t.Fatal("no command is flagged blocking")
 	}
-	for _, name := range []string{"", "b", "blpopx", "x"} {
+	for _, name := range []string{"", "b", "blpopx", "x", "wa", "waitx"} {
 		if MayBlock([]byte(name)) {
 			t.Errorf("MayBlock(%q) = true", name)
 		}

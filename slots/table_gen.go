@@ -1054,6 +1054,22 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "wait", Arity: 3,
+		Flags: FlagNoScript,
+		ACL:   ACLSlow | ACLConnection,
+		Tips:  []string{"request_policy:all_shards", "response_policy:agg_min"},
+		Doc: &Doc{
+			Summary:    "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+			Since:      "3.0.0",
+			Group:      "generic",
+			Complexity: "O(1)",
+			Args: []Arg{
+				{Name: "numreplicas", Type: "integer", KeySpecIndex: -1},
+				{Name: "timeout", Type: "integer", KeySpecIndex: -1},
+			},
+		},
+	},
+	{
 		Name: "shutdown", Arity: -1,
 		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy,
 		ACL:   ACLAdmin | ACLSlow | ACLDangerous,

@@ -157,7 +157,9 @@ const (
 const (
 	ErrTimeoutNotFloat = "ERR timeout is not a float or out of range"
 	ErrTimeoutNegative = "ERR timeout is negative"
-	ErrUnblocked       = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	// ErrTimeoutNotInt: a timeout in milliseconds (XREAD BLOCK, WAIT).
+	ErrTimeoutNotInt = "ERR timeout is not an integer or out of range"
+	ErrUnblocked     = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 )
 
 // Streams (node/engine/stream_cmds.go, stream_info.go), as Redis 7.0's
@@ -207,7 +209,6 @@ const (
 // as Redis 7.0.15's xreadCommand and its blocked-client code word them.
 // XREADGROUP's unbalanced list is also called 'XREAD' there.
 const (
-	ErrXreadTimeoutNotInt   = "ERR timeout is not an integer or out of range"
 	ErrXreadUnbalanced      = "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 	ErrXreadGroupOption     = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 	ErrXreadNoackOption     = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."

@@ -39,3 +39,22 @@ func ParseShutdown(args [][]byte) (Shutdown, string) {
 	}
 	return o, ""
 }
+
+// ParseWait reads WAIT numreplicas timeout as Redis's waitCommand does:
+// numreplicas first (a long), then the timeout in milliseconds (an
+// integer, not negative; 0 is forever). It returns the error text to
+// reply, or "".
+func ParseWait(args [][]byte) (numReplicas, timeoutMs int64, msg string) {
+	n, ok := resp.ParseInt(args[1])
+	if !ok {
+		return 0, 0, resp.ErrNotInteger
+	}
+	ms, ok := resp.ParseInt(args[2])
+	if !ok {
+		return 0, 0, resp.ErrTimeoutNotInt
+	}
+	if ms < 0 {
+		return 0, 0, resp.ErrTimeoutNegative
+	}
+	return n, ms, ""
+}

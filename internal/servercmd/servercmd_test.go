@@ -39,3 +39,32 @@ func TestParseShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestParseWait: numreplicas is checked before the timeout, which is whole
+// milliseconds and not negative (node/diff_blocking_test.go and the
+// proxy's TestDiffServerRepliesProxy compare with a real redis-server).
+func TestParseWait(t *testing.T) {
+	for _, tc := range []struct {
+		args  string
+		n, ms int64
+		err   string
+	}{
+		{"WAIT 0 0", 0, 0, ""},
+		{"WAIT 2 150", 2, 150, ""},
+		{"WAIT -1 9223372036854775807", -1, 9223372036854775807, ""},
+		{"WAIT x -1", 0, 0, resp.ErrNotInteger},
+		{"WAIT 01 0", 0, 0, resp.ErrNotInteger},
+		{"WAIT 1 1.5", 0, 0, resp.ErrTimeoutNotInt},
+		{"WAIT 1 9223372036854775808", 0, 0, resp.ErrTimeoutNotInt},
+		{"WAIT 1 -1", 0, 0, resp.ErrTimeoutNegative},
+	} {
+		var args [][]byte
+		for _, w := range strings.Fields(tc.args) {
+			args = append(args, []byte(w))
+		}
+		n, ms, err := ParseWait(args)
+		if n != tc.n || ms != tc.ms || err != tc.err {
+			t.Errorf("%s: %d %d %q, want %d %d %q", tc.args, n, ms, err, tc.n, tc.ms, tc.err)
+		}
+	}
+}

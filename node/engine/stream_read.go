@@ -75,7 +75,7 @@ func ParseXRead(args [][]byte, group bool) (XReadRequest, string) {
 			i++
 			ms, ok := ksParseInt(args[i])
 			if !ok {
-				return r, resp.ErrXreadTimeoutNotInt
+				return r, resp.ErrTimeoutNotInt
 			}
 			if ms < 0 {
 				return r, resp.ErrTimeoutNegative
