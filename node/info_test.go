@@ -108,3 +108,25 @@ func TestInfoServerAndClients(t *testing.T) {
 		t.Errorf("run_id %q", f["run_id"])
 	}
 }
+
+// TestDiffInfoFieldNames: these INFO sections list the fields
+// redis-server 7.0.15 lists, in its order (the values are the node's own).
+// INFO memory and INFO stats list a subset: the README says which.
+func TestDiffInfoFieldNames(t *testing.T) {
+	p := difftest.Start(t)
+	names := func(v difftest.Value) []string {
+		var out []string
+		for _, l := range strings.Split(string(v.Str), "\r\n") {
+			if k, _, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(l, "#") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, section := range []string{"server", "clients", "persistence", "replication", "cpu", "errorstats", "cluster", "keyspace"} {
+		r, n := p.Both(t, "INFO", section)
+		if got, want := names(n), names(r); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("INFO %s fields:\n node:  %v\n redis: %v", section, got, want)
+		}
+	}
+}
