@@ -16,11 +16,11 @@ import (
 // Blocking commands (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN,
 // BZPOPMAX, BZMPOP, XREAD/XREADGROUP with BLOCK, and WAIT for replicas,
 // wait.go) may hold a node connection for as long as they block, so they
-// never go on the shared pipelined connections. Each one is a barrier: the client's earlier
-// commands are answered and written first; then the command goes to the
-// slot's node on a dedicated connection and its reply is passed on as it
-// is. Inside MULTI they are queued like any command (the node does not
-// block inside a transaction).
+// never go on the shared pipelined connections. Each one is a barrier:
+// the client's earlier commands are answered and written first; then the
+// command goes to the slot's node on a dedicated connection and its reply
+// is passed on as it is. Inside MULTI they are queued like any command
+// (the node does not block inside a transaction).
 //
 // While the command waits, a goroutine keeps reading the client's socket:
 // commands the client pipelines meanwhile are parsed and kept for later

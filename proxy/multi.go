@@ -38,10 +38,13 @@ type txState struct {
 	casDirty bool
 }
 
-// txForwardable are the proxy-answered commands that may be queued: the
-// node answers them identically inside EXEC.
+// txForwardable are the commands the proxy answers itself or spreads over
+// nodes that may still be queued in a transaction: its node answers them
+// identically inside EXEC. CONFIG GET shows that node's own requirepass,
+// maxclients, bind and port there; WAIT does not block inside EXEC.
 var txForwardable = map[string]bool{
 	"ping": true, "echo": true, "time": true, "select": true, "cluster|keyslot": true,
+	"unwatch": true, "config|get": true, "wait": true,
 }
 
 func cmdMulti(c *client, args [][]byte) {
@@ -75,11 +78,7 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	// Fan-out commands (DBSIZE, FLUSHALL, KEYS, SCAN, INFO ...) would run
 	// on the transaction's one node only: a partial FLUSHALL or a DBSIZE
 	// of one node, so they are refused like the proxy's own commands.
-	// CONFIG GET runs on the transaction's node as it is: inside MULTI
-	// it shows the node's own requirepass, maxclients, bind and port.
-	// WAIT does not block inside a transaction: the node answers it.
-	if r.kind == routeLocal && !txForwardable[r.cmd.FullName] ||
-		r.kind == routeOps && r.cmd.FullName != "unwatch" && r.cmd.FullName != "config|get" && r.cmd.FullName != "wait" {
+	if (r.kind == routeLocal || r.kind == routeOps) && !txForwardable[r.cmd.FullName] {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}
