@@ -194,6 +194,12 @@ func (b *blocker) register(w *waiter) {
 		w.elems[i] = q.PushBack(w)
 	}
 	w.linked = true
+	b.count(w)
+}
+
+// count adds w to INFO's blocked_clients (and clients_in_timeout_table
+// when it has a timeout); finish takes it off.
+func (b *blocker) count(w *waiter) {
 	b.blocked.Add(1)
 	if w.req.timeoutMs > 0 {
 		b.timed.Add(1)

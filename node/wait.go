@@ -19,10 +19,7 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	default:
 		w := &waiter{req: blockReq{op: opWait, timeoutMs: ms}, proto: c.w.Proto, conn: c.nc, done: make(chan struct{})}
 		c.blocked.Store(w) // before blocked_clients counts it: see wait
-		s.blk.blocked.Add(1)
-		if ms > 0 {
-			s.blk.timed.Add(1)
-		}
+		s.blk.count(w)     // no keys: nothing to queue it on
 		s.wait(c, w)
 	}
 }
