@@ -170,7 +170,7 @@ func cmdRandomKey(c *client, args [][]byte) {
 
 // cmdScan runs SCAN across the nodes one after the other. A node's cursor
 // carries the slot it stands at in its top 14 bits (node/engine/scan.go:
-// slot<<50 | position), so the proxy's cursor is the node's cursor as is:
+// slot<<39 | position), so the proxy's cursor is the node's cursor as is:
 // its slot says which node continues the scan. When a node finishes, the
 // scan moves on to the first slot of the next node; the cursor stays
 // valid whoever owns the slots by then.
@@ -179,7 +179,9 @@ func cmdScan(c *client, args [][]byte) {
 	// and start a full scan; an invalid one goes to a node, which
 	// answers the exact error.
 	cursor, ok := resp.ParseCursor(args[1])
-	if !ok {
+	if !ok || cursor>>scanPosBits >= slots.Count {
+		// A cursor past the last slot is the end of the scan on every
+		// node, which answers it (or the option errors) alone.
 		c.addReq(c.forward(c.srv.anyNode(), args))
 		return
 	}
@@ -249,5 +251,6 @@ func scanFiltered(args [][]byte) bool {
 	return false
 }
 
-// scanPosBits is where a node's SCAN cursor keeps the slot.
-const scanPosBits = 50
+// scanPosBits is where a node's SCAN cursor keeps the slot (the same
+// constant as node/engine/scan.go's).
+const scanPosBits = 39

@@ -369,6 +369,45 @@ func TestScanBoundedWork(t *testing.T) {
 	}
 }
 
+// TestScanCursorsFitFloat64: the proxy's SCAN cursors stay below 2^53,
+// whatever the slot, so clients that keep a cursor in a float64
+// (JavaScript's node-redis) do not lose its low bits and repeat keys; a
+// cursor past the last slot ends the scan.
+func TestScanCursorsFitFloat64(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	const n = 400
+	for i := range n {
+		do(t, c, "SET", fmt.Sprint("{crowd}:", i), "v") // one crowded slot
+		do(t, c, "SET", fmt.Sprint("key:", i), "v")
+	}
+	seen := map[string]bool{}
+	cursor := "0"
+	for {
+		v := do(t, c, "SCAN", cursor, "COUNT", "7")
+		cursor = v.Elems[0].Text()
+		var u uint64
+		if _, err := fmt.Sscan(cursor, &u); err != nil || u >= 1<<53 {
+			t.Fatalf("SCAN cursor %q is not an integer below 2^53", cursor)
+		}
+		for _, k := range v.Elems[1].Elems {
+			if seen[k.Text()] {
+				t.Fatalf("SCAN returned %s twice", k.Text())
+			}
+			seen[k.Text()] = true
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != 2*n {
+		t.Errorf("SCAN saw %d keys, want %d", len(seen), 2*n)
+	}
+	if v := do(t, c, "SCAN", "18446744073709551615"); v.Elems[0].Text() != "0" || len(v.Elems[1].Elems) != 0 {
+		t.Errorf("SCAN 18446744073709551615 = %v, want the end of the scan", v)
+	}
+}
+
 // checkFullScan iterates SCAN with opts from cursor 0 to 0, checks that it
 // returns want distinct keys, each once, and returns the number of calls.
 func checkFullScan(t *testing.T, c *difftest.Conn, want int, opts ...string) int {

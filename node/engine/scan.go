@@ -15,10 +15,13 @@ import (
 // cursor survives rehashing. Shardgate's keyspace is 16384 key tables
 // whose order changes when they are rebuilt, so the order is made explicit
 // instead: every
-// key has a position (slot, h) where h is a keyed 50-bit hash of the key
+// key has a position (slot, h) where h is a keyed 39-bit hash of the key
 // (the seed is fixed for the keyspace's life), and keys are visited in
 // increasing (slot, h). The cursor is the next position to visit, packed as
-// slot<<50 | h; 0 starts a scan and 0 ends it.
+// slot<<39 | h; 0 starts a scan and 0 ends it. 14+39 bits keep every cursor
+// below 2^53, so clients that hold it in a float64 (JavaScript's numbers,
+// node-redis) keep it exact, as they do Redis's table-sized cursors; a
+// cursor past the last slot ends the scan.
 //
 // Why no key present for the whole scan is ever missed: its position
 // never changes, the cursor only grows, and the call that moves the cursor
@@ -36,7 +39,7 @@ import (
 // costs O(keys) in total instead of O(keys²/COUNT).
 
 const (
-	scanPosBits  = 50
+	scanPosBits  = 39
 	scanPosMask  = 1<<scanPosBits - 1
 	scanMinShare = 64
 	// scanDefaultCount is Redis's default COUNT.

@@ -230,3 +230,41 @@ func TestScanFilters(t *testing.T) {
 		t.Errorf("SCAN did not reclaim the expired key it met: DBSIZE %q", got)
 	}
 }
+
+// TestScanCursorBelow2p53: every cursor a scan hands out fits in a
+// float64's 53-bit mantissa, the last slot's included, so JavaScript
+// clients keep it exact; a cursor past the last slot ends the scan.
+func TestScanCursorBelow2p53(t *testing.T) {
+	ks := New()
+	// Keys in the highest slots and a crowded one, so that cursors carry
+	// the largest slot numbers and positions.
+	for i := range 3000 {
+		setKey(ks, "{tag1}k"+strconv.Itoa(i), 0)
+		setKey(ks, "k"+strconv.Itoa(i), 0)
+	}
+	cursor, calls, seen := uint64(0), 0, 0
+	maxSlot := uint64(0)
+	for {
+		keys, next := scanStep(ks, ksEnvNow, cursor, scanOpts{count: 7})
+		seen += len(keys)
+		calls++
+		if next >= 1<<53 {
+			t.Fatalf("cursor %d is not below 2^53", next)
+		}
+		maxSlot = max(maxSlot, next>>scanPosBits)
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	if seen != 6000 {
+		t.Errorf("scan saw %d keys, want 6000", seen)
+	}
+	if maxSlot < 16000 {
+		t.Errorf("highest slot in a cursor %d; the test should reach the last slots", maxSlot)
+	}
+	for _, c := range []uint64{16384 << scanPosBits, 1<<64 - 1} {
+		if keys, next := scanStep(ks, ksEnvNow, c, scanOpts{count: 10}); next != 0 || len(keys) != 0 {
+			t.Errorf("scan from %d = %d keys, next %d; want the end", c, len(keys), next)
+		}
+	}
+}
