@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -371,6 +372,26 @@ func (p *nodePool) live() bool { return p.state.Load() == uint32(poolLive) }
 // errNodeDown is returned while a node is being answered with CLUSTERDOWN.
 var errNodeDown = errors.New("node down")
 
+// errNodeFull is returned when the node refused a new connection at its
+// maxclients: it is up, so its slots are not reported down and dialing
+// goes on; the command that needed the connection gets the node's error.
+var errNodeFull = errors.New(resp.ErrMaxClients)
+
+// connFailMsg is the error reply of a command that found no connection to
+// its node (err from sharedConn or dedicatedConn).
+func connFailMsg(err error) string {
+	if errors.Is(err, errNodeFull) {
+		return resp.ErrMaxClients
+	}
+	return resp.ErrClusterDownSlot
+}
+
+// refusedFull reports whether reply is the error a node at its maxclients
+// sends a connection it accepts and then closes.
+func refusedFull(reply []byte) bool {
+	return len(reply) > 0 && reply[0] == '-' && bytes.HasPrefix(reply[1:], []byte(resp.ErrMaxClients))
+}
+
 // sharedConn returns the shared connection i for protocol proto, dialing
 // it if needed. While the node refuses connections it fails fast with
 // errNodeDown until RedialBackoff has passed.
@@ -433,6 +454,10 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		return nil, errNodeDown
 	}
 	nc, err := p.handshake(proto)
+	if errors.Is(err, errNodeFull) {
+		p.errors.Add(1)
+		return nil, err
+	}
 	if err != nil {
 		p.downUntil = now.Add(p.srv.opts.RedialBackoff)
 		p.down.Store(true)
@@ -502,6 +527,9 @@ func (p *nodePool) handshake(proto int) (net.Conn, error) {
 		}
 		if v.IsError() {
 			nc.Close()
+			if bytes.HasPrefix(v.Str, []byte(resp.ErrMaxClients)) {
+				return nil, errNodeFull
+			}
 			return nil, fmt.Errorf("node refused the handshake: %s", v.Str)
 		}
 	}

@@ -185,9 +185,9 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			return
 		}
 		sent := time.Now()
-		reply, quit, cut, ok := c.blockOn(n, cmd, args)
-		if !ok {
-			c.localError(resp.ErrClusterDownSlot)
+		reply, quit, cut, failMsg := c.blockOn(n, cmd, args)
+		if failMsg != "" {
+			c.localError(failMsg)
 			return
 		}
 		if c.closing || rawio.PeerClosed(c.nc) {
@@ -348,12 +348,13 @@ func cloneArgs(args [][]byte) [][]byte {
 // blockOn sends a blocking command to node n on a dedicated connection
 // and waits for its reply, watching the client meanwhile. quit reports
 // that the client sent QUIT, cut that the proxy closed the connection;
-// ok is false if no connection to the node could be had.
-func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte, quit, cut, ok bool) {
+// failMsg is the error to answer if no connection to the node could be
+// had.
+func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte, quit, cut bool, failMsg string) {
 	p := c.srv.route.pool(n)
 	conn, err := p.dedicatedConn(c.w.Proto)
 	if err != nil {
-		return nil, false, false, false
+		return nil, false, false, connFailMsg(err)
 	}
 	p.requests.Add(1)
 	if conn.nodeID.Load() == 0 {
@@ -363,6 +364,12 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 		idReq.b.remaining.Store(1)
 		if conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
 			<-idReq.b.done
+			if refusedFull(idReq.reply) {
+				// A new connection the node refused at its maxclients.
+				conn.nc.Close()
+				p.noteError()
+				return nil, false, false, resp.ErrMaxClients
+			}
 			conn.storeNodeID(idReq.reply)
 		}
 	}
@@ -435,7 +442,7 @@ wait:
 	}
 	reply = append([]byte(nil), r.reply...)
 	c.nreq = 0
-	return reply, quit, cut, true
+	return reply, quit, cut, ""
 }
 
 // storeNodeID records the node-side client id from CLIENT ID's reply; -1

@@ -373,8 +373,12 @@ func (c *client) sendQueued() bool {
 			}
 		}
 		if !ok {
+			msg := resp.ErrClusterDownSlot
+			if err != nil {
+				msg = connFailMsg(err)
+			}
 			for _, r := range s.reqs {
-				r.failWith(resp.ErrClusterDownSlot)
+				r.failWith(msg)
 			}
 		}
 		clear(s.reqs)

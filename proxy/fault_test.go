@@ -495,3 +495,54 @@ func TestShutdownWithBlockedClientLogsNoLoss(t *testing.T) {
 		t.Errorf("shutdown logged a lost node connection:\n%s", log.String())
 	}
 }
+
+// TestNodeAtMaxClients: a node that refuses the proxy a new connection at
+// its maxclients is up, not down. A blocking command that needed a
+// connection of its own gets the node's error (not CLUSTERDOWN), and the
+// node's slots keep being served on the connections the proxy has, also
+// when the handshake (AUTH) is what met the refusal.
+func TestNodeAtMaxClients(t *testing.T) {
+	for _, pass := range []string{"", "secret"} {
+		t.Run(fmt.Sprintf("password=%q", pass), func(t *testing.T) {
+			cl := proxytest.StartWithNodes(t, 1, node.Options{MaxClients: 3, RequirePass: pass},
+				proxy.Options{NodePassword: pass, RedialBackoff: time.Minute})
+			c := dial(t, cl.Addr, 2)
+			do(t, c, "SET", "k", "v")
+
+			const blockers = 6
+			replies := make([]difftest.Value, blockers)
+			var wg sync.WaitGroup
+			for i := range blockers {
+				b := dial(t, cl.Addr, 2)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v, err := b.DoStrings("BLPOP", "q", "0.5")
+					if err != nil {
+						t.Error(err)
+					}
+					replies[i] = v
+				}()
+			}
+			wg.Wait()
+			full := 0
+			for i, v := range replies {
+				switch {
+				case isNull(v):
+				case v.Text() == resp.ErrMaxClients:
+					full++
+				default:
+					t.Errorf("blocker %d: BLPOP = %v; want a timeout or %q", i, v, resp.ErrMaxClients)
+				}
+			}
+			if full == 0 {
+				t.Errorf("no BLPOP met the node's maxclients (3) with %d blockers", blockers)
+			}
+			// RedialBackoff is a minute: had the refusal marked the node
+			// down, this would be CLUSTERDOWN.
+			if v := do(t, c, "GET", "k"); v.Text() != "v" {
+				t.Errorf("GET k after the refusals = %v, want v", v)
+			}
+		})
+	}
+}

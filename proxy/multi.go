@@ -282,7 +282,7 @@ func cmdWatch(c *client, args [][]byte) {
 			var err error
 			conn, err = c.srv.route.pool(node).dedicatedConn(c.w.Proto)
 			if err != nil {
-				c.localError(resp.ErrClusterDownSlot)
+				c.localError(connFailMsg(err))
 				return
 			}
 			if c.watch == nil {
@@ -357,7 +357,7 @@ func (c *client) roundTripShared(node int, data []byte, n int) [][]byte {
 	if err != nil {
 		out := make([][]byte, n)
 		for i := range out {
-			out[i] = []byte("-" + resp.ErrClusterDownSlot + "\r\n")
+			out[i] = []byte("-" + connFailMsg(err) + "\r\n")
 		}
 		return out
 	}
