@@ -167,6 +167,14 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 			t.Errorf("pipelined reply %d (%s) = %v", i, k, v)
 		}
 	}
+	// INFO keyspace counts the keys of the nodes that answer; DBSIZE,
+	// which must be exact, does not guess.
+	if v := do(t, c, "INFO", "keyspace"); !strings.Contains(v.Text(), "db0:keys=2,") {
+		t.Errorf("INFO keyspace with a node down = %q, want db0:keys=2 from the two live nodes", v.Text())
+	}
+	if v := do(t, c, "DBSIZE"); v.Text() != resp.ErrClusterDownSlot {
+		t.Errorf("DBSIZE with a node down = %v, want %q", v, resp.ErrClusterDownSlot)
+	}
 	// Back on the same address (empty, as a restarted node without
 	// persistence): the proxy reconnects by itself.
 	cl.RestartNode(t, 1)

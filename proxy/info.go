@@ -104,8 +104,11 @@ func cmdInfo(c *client, args [][]byte) {
 			case "memory":
 				infoMemory(&b, reqs)
 			case "keyspace":
-				keys, expires, avgTTL, ok := sumKeyspace(reqs)
-				if ok && keys > 0 {
+				// Over the nodes that answer, as the memory: with
+				// a node down, INFO still shows the rest (DBSIZE,
+				// which must be exact, answers CLUSTERDOWN).
+				keys, expires, avgTTL := sumKeyspace(reqs)
+				if keys > 0 {
 					b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avgTTL))
 				}
 			default:
@@ -183,15 +186,15 @@ func sectionHeader(b *infoBuf, title string) {
 	b.b = append(b.b, "\r\n"...)
 }
 
-// sumKeyspace adds up the nodes' "db0:keys=..,expires=..,avg_ttl=.."
-// lines; ok is false if a node did not answer.
-func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64, ok bool) {
+// sumKeyspace adds up the "db0:keys=..,expires=..,avg_ttl=.." lines of
+// the nodes that answered.
+func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64) {
 	// avg_ttl is each node's estimate over its keys with a TTL, so the
 	// cluster's is their mean weighted by those keys (in floating point:
 	// milliseconds times keys can pass int64).
 	var ttlSum float64
 	var ttlKeys int64
-	ok = nodeInfoLines(reqs, func(_ int, field, value string) {
+	nodeInfoLines(reqs, func(_ int, field, value string) {
 		if field != "db0" {
 			return
 		}
@@ -217,7 +220,7 @@ func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64, ok bool) {
 	if ttlKeys > 0 {
 		avgTTL = int64(ttlSum / float64(ttlKeys))
 	}
-	return keys, expires, avgTTL, ok
+	return keys, expires, avgTTL
 }
 
 func infoServer(c *client, b *infoBuf) {
