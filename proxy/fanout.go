@@ -16,8 +16,8 @@ import (
 func opsHandlers() map[string]func(c *client, args [][]byte) {
 	return map[string]func(c *client, args [][]byte){
 		"dbsize":           cmdSumInts,
-		"flushall":         cmdAllOK,
-		"flushdb":          cmdAllOK,
+		"flushall":         cmdFlush,
+		"flushdb":          cmdFlush,
 		"config|get":       cmdConfigGet,
 		"config|resetstat": cmdAllOK,
 		"bgrewriteaof":     cmdAllOK,
@@ -113,6 +113,16 @@ func cmdAllOK(c *client, args [][]byte) {
 		}
 		c.w.Raw(reqs[0].reply)
 	})
+}
+
+// cmdFlush is FLUSHALL and FLUSHDB: cmdAllOK, after which the recorded
+// --segment-bits (a key like any other) is gone, so this proxy's next
+// segmented command records its size again at once rather than after
+// segmentBitsRecheck, leaving another proxy with a different size no
+// window in which to record its own.
+func cmdFlush(c *client, args [][]byte) {
+	cmdAllOK(c, args)
+	c.srv.segChecked.Store(0)
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.

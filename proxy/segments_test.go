@@ -172,4 +172,14 @@ func TestSegmentBitsMismatch(t *testing.T) {
 	if v := do(t, c, "BITCOUNT", "dau:k"); v.Int != 1 {
 		t.Errorf("BITCOUNT = %v, want 1", v)
 	}
+	// FLUSHALL drops the recorded size with the data: the proxy that ran
+	// it records its own again with its next segmented command, at once
+	// (not after the recheck interval), so the other one stays refused.
+	do(t, c, "FLUSHALL")
+	if v := do(t, c, "SETBIT", "dau:k", "7", "1"); v.Int != 0 {
+		t.Errorf("SETBIT after FLUSHALL = %v, want 0", v)
+	}
+	if v := do(t, c2, "SETBIT", "dau:k", "100000", "1"); v.Text() != want {
+		t.Errorf("SETBIT through the other proxy after FLUSHALL = %v, want %q", v, want)
+	}
 }
