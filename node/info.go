@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -110,47 +109,11 @@ func (b *infoBuf) float(k string, v float64, prec int) {
 }
 
 func (s *Server) infoServer(c *client, b *infoBuf) {
-	now := s.opts.Now()
 	_, port := s.listenHostPort()
-	exe, _ := os.Executable()
-	up := int64(now.Sub(s.start).Seconds())
-	b.str("redis_version", redisVersion)
-	b.str("redis_git_sha1", "00000000")
-	b.str("redis_git_dirty", "0")
-	b.str("redis_build_id", "0")
-	b.str("redis_mode", "cluster")
-	b.str("os", runtime.GOOS+" "+runtime.GOARCH) // approx: no kernel release
-	b.int("arch_bits", strconv.IntSize)
-	b.str("monotonic_clock", "Go runtime monotonic clock")
-	b.str("multiplexing_api", pollerName())
-	b.str("atomicvar_api", "go-sync/atomic")
-	b.str("gcc_version", "0.0.0") // approx: built by the Go toolchain
-	b.int("process_id", int64(os.Getpid()))
-	b.str("process_supervised", "no")
-	b.str("run_id", s.runID)
-	b.str("tcp_port", port)
-	b.int("server_time_usec", now.UnixMicro())
-	b.int("uptime_in_seconds", up)
-	b.int("uptime_in_days", up/86400)
-	b.int("hz", 10)
-	b.int("configured_hz", 10)
-	b.int("lru_clock", now.Unix()&(1<<24-1))
-	b.str("executable", exe)
-	b.str("config_file", "")
-	b.int("io_threads_active", 0)
-}
-
-// pollerName is the readiness API the Go runtime's network poller uses.
-func pollerName() string {
-	switch runtime.GOOS {
-	case "linux", "android":
-		return "epoll"
-	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly", "ios":
-		return "kqueue"
-	case "windows":
-		return "iocp"
-	}
-	return "go-netpoll"
+	redisinfo.ServerFields(redisinfo.Server{
+		Version: redisVersion, Mode: "cluster", RunID: s.runID, Port: port,
+		Now: s.opts.Now(), Start: s.start,
+	}, b.str)
 }
 
 func (s *Server) infoClients(c *client, b *infoBuf) {

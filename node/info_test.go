@@ -135,4 +135,20 @@ func TestDiffInfoFieldNames(t *testing.T) {
 			t.Errorf("INFO %s fields:\n node:  %v\n redis: %v", section, got, want)
 		}
 	}
+	// Fields about the machine and the release read the same from both
+	// servers on one machine.
+	r, n := p.Both(t, "INFO", "server")
+	field := func(v difftest.Value, k string) string {
+		for _, l := range strings.Split(string(v.Str), "\r\n") {
+			if f, val, ok := strings.Cut(l, ":"); ok && f == k {
+				return val
+			}
+		}
+		return "(missing)"
+	}
+	for _, k := range []string{"redis_version", "os", "arch_bits", "process_supervised", "hz", "configured_hz", "io_threads_active"} {
+		if got, want := field(n, k), field(r, k); got != want {
+			t.Errorf("INFO server %s: node %q, redis %q", k, got, want)
+		}
+	}
 }

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -225,23 +223,15 @@ func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64) {
 
 func infoServer(c *client, b *infoBuf) {
 	s := c.srv
-	now := s.opts.Now()
-	up := int64(now.Sub(s.start).Seconds())
-	_, port, _ := strings.Cut(c.laddr, ":")
+	port := c.laddr
 	if i := strings.LastIndexByte(c.laddr, ':'); i >= 0 {
 		port = c.laddr[i+1:]
 	}
-	b.str("redis_version", redisVersion)
-	b.str("redis_mode", "cluster")
+	redisinfo.ServerFields(redisinfo.Server{
+		Version: redisVersion, Mode: "cluster", RunID: s.myID, Port: port,
+		Now: s.opts.Now(), Start: s.start,
+	}, b.str)
 	b.str("shardgate_role", "proxy")
-	b.str("os", runtime.GOOS+" "+runtime.GOARCH)
-	b.int("arch_bits", strconv.IntSize)
-	b.int("process_id", int64(os.Getpid()))
-	b.str("run_id", s.myID)
-	b.str("tcp_port", port)
-	b.int("server_time_usec", now.UnixMicro())
-	b.int("uptime_in_seconds", up)
-	b.int("uptime_in_days", up/86400)
 	b.str("cross_slot", s.opts.CrossSlot.String())
 }
 
