@@ -44,8 +44,9 @@ import (
 // blockState is a client blocked on a node, as other clients see it
 // (CLIENT UNBLOCK, INFO).
 type blockState struct {
-	node int
-	conn *nodeConn
+	node  int
+	conn  *nodeConn
+	timed bool // the command has a timeout (clients_in_timeout_table)
 
 	mu   sync.Mutex
 	done bool // the command has finished
@@ -376,7 +377,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 
 	r := c.newRequest()
 	c.b.remaining.Store(1)
-	st := &blockState{node: n, conn: conn}
+	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
 	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
@@ -616,14 +617,18 @@ func cmdClientUnblock(c *client, args [][]byte) {
 
 // blockedClients counts the clients waiting in a blocking command (INFO's
 // blocked_clients).
-func (s *Server) blockedClients() int {
-	n := 0
+// blockedClients counts the clients blocked on a node, and those of them
+// whose command has a timeout.
+func (s *Server) blockedClients() (blocked, timed int) {
 	for _, cl := range s.snapshotClients() {
-		if cl.blocked.Load() != nil {
-			n++
+		if st := cl.blocked.Load(); st != nil {
+			blocked++
+			if st.timed {
+				timed++
+			}
 		}
 	}
-	return n
+	return blocked, timed
 }
 
 // tryWithoutBlocking first runs the non-blocking form of a blocking list

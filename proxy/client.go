@@ -396,8 +396,10 @@ func (c *client) finishBatch() {
 		return
 	}
 	c.dispatch()
+	var errs int64
 	for i := range c.ops {
 		o := &c.ops[i]
+		mark := len(c.w.B)
 		switch {
 		case o.skip:
 		case o.req != nil:
@@ -407,11 +409,17 @@ func (c *client) finishBatch() {
 		default:
 			c.w.Raw(c.local.B[o.start:o.end])
 		}
+		if len(c.w.B) > mark && (c.w.B[mark] == '-' || c.w.B[mark] == '!') {
+			errs++
+		}
 		if c.outputExceeded() {
 			break
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops)))
+	if errs > 0 {
+		c.srv.stats.errorReplies.Add(errs)
+	}
 	c.batchDone()
 	clear(c.ops)
 	c.ops = c.ops[:0]

@@ -1,8 +1,10 @@
 package proxy_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 )
@@ -24,4 +26,81 @@ func TestDiffServerRepliesProxy(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		diffSeq(t, dial(t, redisAddr, proto), dial(t, px.Addr, proto), proto, cmds)
 	}
+}
+
+// TestDiffInfoFieldsProxy: the proxy's INFO sections carry Redis 7.0's
+// field names in Redis's order (server, clients, persistence and
+// keyspace the same list; stats a subset in order, plus the proxy's
+// crossslot_rejections), asked one by one or all at once, and the
+// counters that follow the data (keyspace hits and misses, from the
+// nodes) and the proxy's own error replies move as one redis-server's do,
+// CONFIG RESETSTAT included.
+func TestDiffInfoFieldsProxy(t *testing.T) {
+	oracle := dial(t, startPlainOracle(t, "INFO fields"), 2)
+	px := dial(t, proxytest.Start(t, 3, proxy.Options{}).Addr, 2)
+	// info returns each section's field names in order, and every value.
+	info := func(c *difftest.Conn, args ...string) (names map[string][]string, vals map[string]string) {
+		v, err := c.DoStrings(append([]string{"INFO"}, args...)...)
+		if err != nil || v.IsError() {
+			t.Fatalf("INFO %v: %v %v", args, v, err)
+		}
+		names, vals = map[string][]string{}, map[string]string{}
+		section := ""
+		for _, l := range strings.Split(string(v.Str), "\r\n") {
+			if title, ok := strings.CutPrefix(l, "# "); ok {
+				section = strings.ToLower(title)
+			} else if k, val, ok := strings.Cut(l, ":"); ok {
+				names[section] = append(names[section], k)
+				vals[k] = val
+			}
+		}
+		return names, vals
+	}
+	for _, c := range []*difftest.Conn{oracle, px} {
+		for _, args := range [][]string{{"CONFIG", "RESETSTAT"}, {"SET", "k", "v"}, {"GET", "k"}, {"GET", "k"}, {"GET", "nokey"}, {"LPUSH", "k", "x"}, {"GET"}} {
+			if _, err := c.DoStrings(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sections := []string{"server", "clients", "persistence", "stats", "keyspace"}
+	for _, ask := range [][]string{sections, {"all"}} {
+		want, wantVals := info(oracle, ask...)
+		got, gotVals := info(px, ask...)
+		for _, sec := range sections {
+			g, w := got[sec], want[sec]
+			switch sec {
+			case "server":
+				if n := len(g); n >= 2 && g[n-2] == "shardgate_role" && g[n-1] == "cross_slot" {
+					g = g[:n-2]
+				}
+			case "stats":
+				if n := len(g); n == 0 || g[n-1] != "crossslot_rejections" {
+					t.Errorf("INFO %v: stats on the proxy do not end with crossslot_rejections: %v", ask, g)
+				} else if !isSubsequence(g[:n-1], w) {
+					t.Errorf("INFO %v: stats fields on the proxy are not Redis's in Redis's order:\n proxy: %v\n redis: %v", ask, g, w)
+				}
+				continue
+			}
+			if strings.Join(g, " ") != strings.Join(w, " ") {
+				t.Errorf("INFO %v: %s fields:\n proxy: %v\n redis: %v", ask, sec, g, w)
+			}
+		}
+		for _, k := range []string{"keyspace_hits", "keyspace_misses", "total_error_replies", "loading", "rdb_changes_since_last_save", "db0"} {
+			if gotVals[k] != wantVals[k] {
+				t.Errorf("INFO %v: %s: proxy %q, redis %q", ask, k, gotVals[k], wantVals[k])
+			}
+		}
+	}
+}
+
+// isSubsequence reports whether sub's elements all appear in all, in order.
+func isSubsequence(sub, all []string) bool {
+	i := 0
+	for _, s := range all {
+		if i < len(sub) && sub[i] == s {
+			i++
+		}
+	}
+	return i == len(sub)
 }

@@ -19,7 +19,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"flushall":         cmdFlush,
 		"flushdb":          cmdFlush,
 		"config|get":       cmdConfigGet,
-		"config|resetstat": cmdAllOK,
+		"config|resetstat": cmdResetStat,
 		"bgrewriteaof":     cmdAllOK,
 		"bgsave":           cmdAllOK,
 		"save":             cmdAllOK,
@@ -123,6 +123,13 @@ func cmdAllOK(c *client, args [][]byte) {
 func cmdFlush(c *client, args [][]byte) {
 	cmdAllOK(c, args)
 	c.srv.segChecked.Store(0)
+}
+
+// cmdResetStat is CONFIG RESETSTAT: every node resets its counters and
+// the proxy its own, as Redis's resetServerStats.
+func cmdResetStat(c *client, args [][]byte) {
+	cmdAllOK(c, args)
+	c.srv.stats.reset()
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.

@@ -23,19 +23,27 @@ import (
 type infoSection struct {
 	name, title string
 	deflt       bool
-	gen         func(c *client, b *infoBuf)
+	// gen writes the proxy's own section when the command is read; merge,
+	// for the sections made from the nodes' INFO (nodes names the node
+	// sections it reads), writes it once they have answered.
+	gen   func(c *client, b *infoBuf)
+	nodes []string
+	merge func(c *client, b *infoBuf, reqs []*request)
 }
 
 var infoSections = []infoSection{
-	{"server", "Server", true, infoServer},
-	{"clients", "Clients", true, infoClients},
-	{"memory", "Memory", true, nil}, // merged from the nodes
-	{"stats", "Stats", true, infoStats},
-	{"replication", "Replication", true, func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
-	{"cpu", "CPU", true, func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
-	{"cluster", "Cluster", true, infoCluster},
-	{"nodes", "Nodes", true, infoNodes},
-	{"keyspace", "Keyspace", true, nil}, // merged from the nodes
+	{name: "server", title: "Server", deflt: true, gen: infoServer},
+	{name: "clients", title: "Clients", deflt: true, gen: infoClients},
+	{name: "memory", title: "Memory", deflt: true, nodes: []string{"server", "memory"},
+		merge: func(_ *client, b *infoBuf, reqs []*request) { infoMemory(b, reqs) }},
+	{name: "persistence", title: "Persistence", deflt: true, nodes: []string{"persistence"},
+		merge: func(_ *client, b *infoBuf, reqs []*request) { mergePersistence(b, reqs) }},
+	{name: "stats", title: "Stats", deflt: true, nodes: []string{"stats"}, merge: infoStats},
+	{name: "replication", title: "Replication", deflt: true, gen: func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
+	{name: "cpu", title: "CPU", deflt: true, gen: func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
+	{name: "cluster", title: "Cluster", deflt: true, gen: infoCluster},
+	{name: "nodes", title: "Nodes", deflt: true, gen: infoNodes},
+	{name: "keyspace", title: "Keyspace", deflt: true, nodes: []string{"keyspace"}, merge: infoKeyspace},
 }
 
 type infoBuf struct{ b []byte }
@@ -68,12 +76,16 @@ func cmdInfo(c *client, args [][]byte) {
 	chosen := func(s infoSection) bool { return all || (deflt && s.deflt) || want[s.name] }
 	// One INFO per node carries what the merged sections need.
 	var nodeSections [][]byte
+	asked := map[string]bool{}
 	for _, sec := range infoSections {
-		if sec.gen == nil && chosen(sec) {
-			if sec.name == "memory" {
-				nodeSections = append(nodeSections, []byte("server"))
+		if sec.merge == nil || !chosen(sec) {
+			continue
+		}
+		for _, n := range sec.nodes {
+			if !asked[n] {
+				asked[n] = true
+				nodeSections = append(nodeSections, []byte(n))
 			}
-			nodeSections = append(nodeSections, []byte(sec.name))
 		}
 	}
 	var reqs []*request
@@ -98,23 +110,75 @@ func cmdInfo(c *client, args [][]byte) {
 				continue
 			}
 			sectionHeader(&b, sec.title)
-			switch sec.name {
-			case "memory":
-				infoMemory(&b, reqs)
-			case "keyspace":
-				// Over the nodes that answer, as the memory: with
-				// a node down, INFO still shows the rest (DBSIZE,
-				// which must be exact, answers CLUSTERDOWN).
-				keys, expires, avgTTL := sumKeyspace(reqs)
-				if keys > 0 {
-					b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avgTTL))
-				}
-			default:
+			if sec.merge != nil {
+				sec.merge(c, &b, reqs)
+			} else {
 				b.b = append(b.b, parts[i]...)
 			}
 		}
 		c.w.Verbatim(string(b.b))
 	})
+}
+
+// infoKeyspace is db0 summed over the nodes that answer, as the memory:
+// with a node down, INFO still shows the rest (DBSIZE, which must be
+// exact, answers CLUSTERDOWN).
+func infoKeyspace(_ *client, b *infoBuf, reqs []*request) {
+	keys, expires, avgTTL := sumKeyspace(reqs)
+	if keys > 0 {
+		b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avgTTL))
+	}
+}
+
+// mergePersistence is INFO persistence over the nodes that answer: a flag
+// or a running time is the highest node's (loading:1 if any node loads),
+// a status "err" if any node's is, rdb_last_save_time the oldest, and
+// every other number (changes, saves, sizes) the sum. Fields come in the
+// order the nodes give them.
+func mergePersistence(b *infoBuf, reqs []*request) {
+	var order []string
+	vals := map[string]string{}
+	nodeSectionLines(reqs, "Persistence", func(k, v string) {
+		old, seen := vals[k]
+		if !seen {
+			order = append(order, k)
+			vals[k] = v
+			return
+		}
+		vals[k] = mergePersistenceField(k, old, v)
+	})
+	for _, k := range order {
+		b.str(k, vals[k])
+	}
+}
+
+func mergePersistenceField(k, a, b string) string {
+	switch {
+	case strings.HasSuffix(k, "_status"):
+		if a != "ok" {
+			return a
+		}
+		return b
+	case k == "current_fork_perc":
+		return a
+	}
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if errA != nil || errB != nil {
+		return a
+	}
+	switch {
+	case k == "rdb_last_save_time":
+		x = min(x, y)
+	case k == "loading", k == "async_loading", k == "aof_enabled",
+		strings.HasSuffix(k, "_in_progress"), strings.HasSuffix(k, "_scheduled"),
+		strings.HasSuffix(k, "_time_sec"), strings.HasSuffix(k, "_pending_rewrite"),
+		strings.HasSuffix(k, "_consecutive_failures"), strings.HasSuffix(k, "_size_age"):
+		x = max(x, y)
+	default:
+		x += y
+	}
+	return strconv.FormatInt(x, 10)
 }
 
 // nodeInfoLines calls f with each "field:value" line of each node's INFO
@@ -135,6 +199,28 @@ func nodeInfoLines(reqs []*request, f func(node int, field, value string)) (ok b
 		}
 	}
 	return ok
+}
+
+// nodeSectionLines calls f with each "field:value" line of the section
+// titled title ("# Persistence") in each node's INFO reply.
+func nodeSectionLines(reqs []*request, title string, f func(field, value string)) {
+	for _, r := range reqs {
+		v := decodeReply(r.reply)
+		if v.IsError() {
+			continue
+		}
+		text := strings.TrimPrefix(string(v.Str), "txt:")
+		in := false
+		for _, line := range strings.Split(text, "\r\n") {
+			if t, ok := strings.CutPrefix(line, "# "); ok {
+				in = t == title
+				continue
+			}
+			if k, val, found := strings.Cut(line, ":"); found && in {
+				f(k, val)
+			}
+		}
+	}
 }
 
 // infoMemory sums the nodes' memory, each node process once.
@@ -237,14 +323,32 @@ func infoServer(c *client, b *infoBuf) {
 
 func infoClients(c *client, b *infoBuf) {
 	s := c.srv
+	blocked, timed := s.blockedClients()
 	b.int("connected_clients", int64(s.numClients()))
 	b.int("cluster_connections", 0)
 	b.int("maxclients", int64(s.cfg.MaxClients()))
-	// Clients waiting in a blocking command on a node (blocking.go).
-	b.int("blocked_clients", int64(s.blockedClients()))
+	b.int("client_recent_max_input_buffer", 0)  // not tracked
+	b.int("client_recent_max_output_buffer", 0) // not tracked
+	// Clients waiting in a blocking command on a node (blocking.go), and
+	// those of them whose command has a timeout.
+	b.int("blocked_clients", int64(blocked))
+	b.int("tracking_clients", 0)
+	b.int("clients_in_timeout_table", int64(timed))
 }
 
-func infoStats(c *client, b *infoBuf) {
+// infoStats is the proxy's own counters, with the data's (expired and
+// evicted keys, keyspace hits and misses) summed over the nodes that
+// answer; the fields of what the proxy does not do (replication, forks,
+// Pub/Sub) are 0.
+func infoStats(c *client, b *infoBuf, reqs []*request) {
+	sums := map[string]int64{}
+	nodeInfoLines(reqs, func(_ int, k, v string) {
+		switch k {
+		case "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses":
+			n, _ := strconv.ParseInt(v, 10, 64)
+			sums[k] += n
+		}
+	})
 	st := &c.srv.stats
 	ops, in, out := c.srv.rates.Current()
 	b.int("total_connections_received", st.connections.Load())
@@ -255,6 +359,21 @@ func infoStats(c *client, b *infoBuf) {
 	b.str("instantaneous_input_kbps", strconv.FormatFloat(in/1024, 'f', 2, 64))
 	b.str("instantaneous_output_kbps", strconv.FormatFloat(out/1024, 'f', 2, 64))
 	b.int("rejected_connections", st.rejected.Load())
+	b.int("sync_full", 0)
+	b.int("sync_partial_ok", 0)
+	b.int("sync_partial_err", 0)
+	b.int("expired_keys", sums["expired_keys"])
+	b.int("evicted_keys", sums["evicted_keys"])
+	b.int("evicted_clients", 0)
+	b.int("keyspace_hits", sums["keyspace_hits"])
+	b.int("keyspace_misses", sums["keyspace_misses"])
+	b.int("pubsub_channels", 0)
+	b.int("pubsub_patterns", 0)
+	b.int("pubsubshard_channels", 0)
+	b.int("latest_fork_usec", 0)
+	b.int("total_forks", 0)
+	b.int("unexpected_error_replies", 0)
+	b.int("total_error_replies", st.errorReplies.Load())
 	b.int("crossslot_rejections", st.crossSlot.Load())
 }
 

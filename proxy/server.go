@@ -60,8 +60,18 @@ type serverStats struct {
 	commands    atomic.Int64 // total_commands_processed
 	rejected    atomic.Int64 // rejected_connections
 	crossSlot   atomic.Int64 // commands refused with CROSSSLOT
-	netInput    atomic.Int64
-	netOutput   atomic.Int64
+	// errorReplies counts error replies sent to clients
+	// (total_error_replies).
+	errorReplies atomic.Int64
+	netInput     atomic.Int64
+	netOutput    atomic.Int64
+}
+
+// reset zeroes the counters CONFIG RESETSTAT resets.
+func (st *serverStats) reset() {
+	for _, n := range []*atomic.Int64{&st.connections, &st.commands, &st.rejected, &st.crossSlot, &st.netInput, &st.netOutput, &st.errorReplies} {
+		n.Store(0)
+	}
 }
 
 // New returns a proxy; Serve starts it.
