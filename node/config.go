@@ -6,9 +6,10 @@ import (
 
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
-// CONFIG GET, SET, RESETSTAT and HELP.
+// CONFIG GET, SET, RESETSTAT, REWRITE and HELP.
 //
 // The node reports the parameters clients and tools ask a Redis 7.0.15
 // cluster node for, with the values that describe what this node really
@@ -113,6 +114,10 @@ func (s *Server) cmdConfigGet(c *client, args [][]byte) { s.config.Get(&c.w, arg
 
 // cmdConfigSet answers CONFIG SET name value [name value ...].
 func (s *Server) cmdConfigSet(c *client, args [][]byte) { s.config.Set(&c.w, args[2:]) }
+
+// cmdConfigRewrite is CONFIG REWRITE: a node is configured by its flags,
+// so it answers as a Redis started without a config file.
+func (s *Server) cmdConfigRewrite(c *client, args [][]byte) { c.w.Error(resp.ErrNoConfigFile) }
 
 // cmdConfigResetStat zeroes INFO's counters, as Redis's resetServerStats.
 func (s *Server) cmdConfigResetStat(c *client, args [][]byte) {

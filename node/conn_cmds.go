@@ -50,6 +50,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	h["config|get"] = s.cmdConfigGet
 	h["config|set"] = s.cmdConfigSet
 	h["config|resetstat"] = s.cmdConfigResetStat
+	h["config|rewrite"] = s.cmdConfigRewrite
 	h["config|help"] = s.cmdConfigHelp
 	registerClientCmds(s, h)
 	registerBlockingCmds(s, h)

@@ -239,7 +239,7 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "maxclients", "10", "maxclients", "20"),
 			cs("CONFIG", "SET", "maxclients", "10", "foo", "2"), cs("CONFIG", "SET", "foo", "1", "maxclients", "x"),
 			cs("CONFIG", "SET", "databases", "4"), cs("CONFIG", "SET", "cluster-enabled", "no"),
-			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"),
+			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"), cs("CONFIG", "REWRITE"), cs("CONFIG", "REWRITE", "x"), cs("config", "rewrite"),
 		}},
 	}
 	for _, proto := range []int{2, 3} {

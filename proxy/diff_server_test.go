@@ -18,7 +18,7 @@ func TestDiffServerRepliesProxy(t *testing.T) {
 	cmds := [][]string{
 		{"ROLE"}, {"ROLE", "x"}, {"role"},
 		{"PING"}, {"PING", "hi"}, {"PING", "a", "b"},
-		{"ECHO", "e"}, {"ECHO"},
+		{"ECHO", "e"}, {"ECHO"}, {"CONFIG", "REWRITE"}, {"CONFIG", "REWRITE", "x"},
 		{"TIME", "x"}, {"LASTSAVE", "x"}, {"DBSIZE", "x"},
 		{"WAIT", "0", "0"}, {"WAIT", "-1", "0"}, {"WAIT", "1", "10"}, {"WAIT", "x", "0"}, {"WAIT", "1", "x"},
 		{"WAIT", "1", "-1"}, {"WAIT", "0", "-1"}, {"WAIT", "1", "1.5"}, {"WAIT", "1"}, {"wait", "1", "2", "3"},

@@ -470,6 +470,17 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "rewrite", Arity: 2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Doc: &Doc{
+					Summary:    "Rewrite the configuration file with the in memory configuration",
+					Since:      "2.8.0",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow,

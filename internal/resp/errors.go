@@ -33,6 +33,8 @@ const (
 	ErrInvalidSlot       = "ERR Invalid slot"
 	ErrInvalidSlotOrKeys = "ERR Invalid slot or number of keys"
 	ErrMaxClients        = "ERR max number of clients reached"
+	// CONFIG REWRITE: shardgate servers take flags, never a config file.
+	ErrNoConfigFile = "ERR The server is running without a config file"
 	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that
 	// concerns the client's connection to the proxy and so cannot run in
 	// a node's transaction.
