@@ -127,7 +127,7 @@ func (ks *Keyspace) expireSample(s *Shard, now int64, want int) (checked, remove
 			continue
 		}
 		checked++
-		if e.Expire <= now {
+		if e.ExpiredAt(now) {
 			ks.expire(s, k, e)
 			removed++
 		}

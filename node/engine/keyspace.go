@@ -106,6 +106,11 @@ type Entry struct {
 	created uint64
 }
 
+// ExpiredAt reports whether the entry has expired at now (unix ms). As
+// Redis's keyIsExpired (now > when), a key lives through the millisecond
+// of its expire time, where PTTL answers 0, and is gone after it.
+func (e *Entry) ExpiredAt(now int64) bool { return e.Expire != 0 && e.Expire < now }
+
 // Watch is one client's WATCH state: any change to a watched key sets
 // Dirty, and EXEC then fails.
 type Watch struct {
@@ -249,7 +254,7 @@ func (ks *Keyspace) Peek(s *Shard, key []byte, now int64) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.Expire != 0 && e.Expire <= now {
+	if e.ExpiredAt(now) {
 		ks.expire(s, string(key), e)
 		return nil
 	}

@@ -196,7 +196,21 @@ func TestExpiredKeysInvisible(t *testing.T) {
 	e := newKsEnv(t)
 	e.set("k", "v", ksEnvNow+10)
 	e.set("live", "v", 0)
+	// As Redis's keyIsExpired (now > when): the key lives through its
+	// expire millisecond, with PTTL 0, and is gone the next one.
 	e.now += 10
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"PTTL", "k"}, ksInt(0)}, {[]string{"TTL", "k"}, ksInt(0)}, {[]string{"EXISTS", "k"}, ksInt(1)},
+		{[]string{"GET", "k"}, ksBulk("v")}, {[]string{"KEYS", "k"}, "*1\r\n" + ksBulk("k")},
+	} {
+		if got := e.do(c.args...); got != c.want {
+			t.Errorf("%v at the key's expire millisecond = %q, want %q", c.args, got, c.want)
+		}
+	}
+	e.now++
 	if got := e.do("KEYS", "*"); got != "*1\r\n"+ksBulk("live") {
 		t.Errorf("KEYS = %q", got)
 	}
@@ -309,8 +323,13 @@ func TestExpireCycle(t *testing.T) {
 		t.Errorf("cycle with nothing expired polled %d times, want at most one per expiring shard", polls)
 	}
 
+	// At their expire millisecond the keys still live (Redis's now > when).
+	if n := e.ks.ExpireCycleWithin(ksEnvNow+1, 20, func() bool { return false }); n != 0 {
+		t.Fatalf("removed %d keys at their expire millisecond", n)
+	}
+
 	// All of {dead} expired: the cycle keeps sampling that shard.
-	n := e.ks.ExpireCycleWithin(ksEnvNow+1, 20, func() bool { return false })
+	n := e.ks.ExpireCycleWithin(ksEnvNow+2, 20, func() bool { return false })
 	if n != 5000 {
 		t.Errorf("removed %d, want 5000", n)
 	}
@@ -326,11 +345,11 @@ func TestExpireCycle(t *testing.T) {
 		e.set("{dead}"+strconv.Itoa(i), "v", ksEnvNow+1)
 	}
 	polls = 0
-	n = e.ks.ExpireCycleWithin(ksEnvNow+1, 20, func() bool { polls++; return polls > 3 })
+	n = e.ks.ExpireCycleWithin(ksEnvNow+2, 20, func() bool { polls++; return polls > 3 })
 	if n == 0 || n >= 5000 {
 		t.Errorf("budgeted cycle removed %d, want some but not all", n)
 	}
-	if n := e.ks.ExpireCycle(ksEnvNow+1, 20); n == 0 {
+	if n := e.ks.ExpireCycle(ksEnvNow+2, 20); n == 0 {
 		t.Error("ExpireCycle removed nothing")
 	}
 }

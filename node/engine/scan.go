@@ -184,7 +184,7 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 			continue
 		}
 		looked++
-		if e.Expire != 0 && e.Expire <= c.Now {
+		if e.ExpiredAt(c.Now) {
 			ks.expire(s, k, e)
 			continue
 		}

@@ -202,7 +202,7 @@ func TestScanFilters(t *testing.T) {
 	e.set("user:2", "v", 0)
 	e.set("other", "v", 0)
 	e.set("gone", "v", ksEnvNow+1)
-	e.now++
+	e.now += 2 // past the key's expire millisecond
 	tests := []struct {
 		o    scanOpts
 		want int
