@@ -268,7 +268,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 			s.runTxConn(c, q)
 			continue
 		}
-		c.ctx = engine.Ctx{KS: ks, Args: q.args, W: &c.w, Now: now, Exclusive: exclusive}
+		c.ctx = engine.Ctx{KS: ks, Args: q.args, W: &c.w, Now: now, Live: s.opts.Now().UnixMilli(), Exclusive: exclusive}
 		if q.slot >= 0 {
 			c.ctx.Shard = ks.Shard(uint16(q.slot))
 		}

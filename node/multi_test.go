@@ -474,3 +474,37 @@ func TestExecNodeCommandReadingKeyspace(t *testing.T) {
 		t.Fatalf("INFO keyspace inside EXEC: %q", info)
 	}
 }
+
+// TestTransactionTTLReadsLiveClock: inside EXEC, expiry is judged at
+// EXEC's start and relative expire times count from it, but TTL and PTTL
+// subtract the clock at their own turn, as in Redis 7.0 (a slow
+// transaction sees its keys' TTLs go down). The node's clock here moves
+// 50 ms at every reading.
+func TestTransactionTTLReadsLiveClock(t *testing.T) {
+	var clock txClock
+	clock.ms.Store(1_700_000_000_000)
+	addr := startTxNode(t, func() time.Time { clock.Advance(50 * time.Millisecond); return clock.Now() })
+	c := dialTx(t, addr, 2)
+	txDo(t, c, "MULTI")
+	txDo(t, c, "SET", "k", "v", "PX", "10000")
+	txDo(t, c, "PTTL", "k")
+	txDo(t, c, "PEXPIRE", "{k}short", "10")
+	txDo(t, c, "SET", "{k}short", "v", "PX", "60")
+	txDo(t, c, "PTTL", "{k}short")
+	txDo(t, c, "GET", "{k}short")
+	v := txDo(t, c, "EXEC")
+	if len(v.Elems) != 6 {
+		t.Fatalf("EXEC = %s", v)
+	}
+	if p := v.Elems[1].Int; p >= 10000 || p < 9000 {
+		t.Errorf("PTTL inside EXEC = %d; want below 10000 (the clock moved since EXEC began)", p)
+	}
+	// The clock passed the key's expire time (EXEC's start + 60 ms), but
+	// expiry is judged at EXEC's start: PTTL floors at 0 and GET finds it.
+	if p := v.Elems[4].Int; p != 0 {
+		t.Errorf("PTTL of a key past its expire time inside EXEC = %d, want 0", p)
+	}
+	if g := v.Elems[5].Text(); g != "v" {
+		t.Errorf("GET of a key past its expire time inside EXEC = %s, want v", v.Elems[5])
+	}
+}

@@ -13,6 +13,11 @@ type Ctx struct {
 	// Now is the command's clock in unix milliseconds, read once so that a
 	// command sees one instant (as Redis's cached command time).
 	Now int64
+	// Live, when not 0, is the clock at the command itself inside a
+	// transaction, where Now stays at EXEC's start: Redis 7.0 judges
+	// expiry by EXEC's cached time but TTL and PTTL subtract the live
+	// clock. Only replies read it, so a replayed log does not depend on it.
+	Live int64
 	// Shard is the locked shard of the command's keys; nil for keyless
 	// commands.
 	Shard *Shard
@@ -20,6 +25,14 @@ type Ctx struct {
 	// transaction that needs it, or FLUSHALL): shards are touched without
 	// their mutexes.
 	Exclusive bool
+}
+
+// liveNow is the clock TTL and PTTL subtract from the expire time.
+func (c *Ctx) liveNow() int64 {
+	if c.Live != 0 {
+		return c.Live
+	}
+	return c.Now
 }
 
 // Handler runs one command.

@@ -340,7 +340,7 @@ func ttlGeneric(c *Ctx, ms, absolute bool) {
 	default:
 		v := e.Expire
 		if !absolute {
-			v = max(e.Expire-c.Now, 0)
+			v = max(e.Expire-c.liveNow(), 0)
 		}
 		if !ms {
 			v = roundMsToSec(v)
@@ -381,7 +381,7 @@ func cmdKeys(c *Ctx) {
 	var out []string
 	c.eachUsedShard(func(s *Shard) bool {
 		for k, e := range s.keys.all() {
-			if e.Expire != 0 && e.Expire <= c.Now {
+			if e.ExpiredAt(c.Now) {
 				continue
 			}
 			if all || MatchString(pat, k) {
@@ -414,7 +414,7 @@ func cmdRandomkey(c *Ctx) {
 		ok := false
 		c.withShard(slot, func(s *Shard) {
 			for k, e := range s.keys.all() {
-				if e.Expire != 0 && e.Expire <= c.Now {
+				if e.ExpiredAt(c.Now) {
 					c.KS.expire(s, k, e)
 					return
 				}
