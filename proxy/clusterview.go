@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"github.com/shardgate/shardgate/internal/clusterfmt"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // The proxy's answers to CLUSTER SLOTS, SHARDS, NODES, INFO and MYID.
@@ -91,4 +92,24 @@ func (s *Server) proxyLayout() *clusterfmt.Layout {
 		return nil
 	}
 	return l
+}
+
+// unservedSlots counts the slots the proxy cannot serve now: no node owns
+// them, or their node is dead or was unreachable at the last attempt.
+// CLUSTER INFO reports them as failed (cluster_state:fail, as a Redis
+// Cluster with a failed master), while the proxy goes on serving the
+// other slots.
+func (s *Server) unservedSlots() int {
+	n := 0
+	for slot := range uint16(slots.Count) {
+		o := s.route.ownerOf(slot)
+		if o < 0 {
+			n++
+			continue
+		}
+		if p := s.route.pool(o); !p.served() || p.down.Load() {
+			n++
+		}
+	}
+	return n
 }

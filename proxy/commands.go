@@ -171,6 +171,9 @@ func init() {
 					return
 				}
 			}
+			if v.name == "info" {
+				l.Unserved = c.srv.unservedSlots()
+			}
 			v.write(&c.local, l, args[2:])
 		}
 	}

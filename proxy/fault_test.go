@@ -167,6 +167,12 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 			t.Errorf("pipelined reply %d (%s) = %v", i, k, v)
 		}
 	}
+	// CLUSTER INFO counts the dead node's slots as failed (node 1 of 3
+	// holds 5461-10922), as a Redis Cluster counts a failed master's.
+	if v := do(t, c, "CLUSTER", "INFO"); !strings.Contains(v.Text(), "cluster_state:fail\r\n") ||
+		!strings.Contains(v.Text(), "cluster_slots_ok:10922\r\n") || !strings.Contains(v.Text(), "cluster_slots_fail:5462\r\n") {
+		t.Errorf("CLUSTER INFO with a node down:\n%s", v.Text())
+	}
 	// INFO keyspace counts the keys of the nodes that answer; DBSIZE,
 	// which must be exact, does not guess.
 	if v := do(t, c, "INFO", "keyspace"); !strings.Contains(v.Text(), "db0:keys=2,") {
@@ -186,6 +192,10 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 	}
 	if v := do(t, c, "DBSIZE"); v.Int != 3 {
 		t.Errorf("DBSIZE after the node came back: %v, want 3", v)
+	}
+	if v := do(t, c, "CLUSTER", "INFO"); !strings.Contains(v.Text(), "cluster_state:ok\r\n") ||
+		!strings.Contains(v.Text(), "cluster_slots_ok:16384\r\n") {
+		t.Errorf("CLUSTER INFO after the node came back:\n%s", v.Text())
 	}
 	// A RESP3 client had no connection to the node yet: it dials fresh.
 	c3 := dial(t, cl.Addr, 3)

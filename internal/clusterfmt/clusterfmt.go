@@ -110,6 +110,11 @@ type Layout struct {
 	Nodes []Node
 	// CurrentEpoch is cluster_current_epoch: the highest epoch known.
 	CurrentEpoch uint64
+	// Unserved is how many slots of healthy owners cannot be served now
+	// (a proxy whose node for them is unreachable): CLUSTER INFO counts
+	// them as failed, as a Redis Cluster counts the slots of a failed
+	// master.
+	Unserved int
 }
 
 // Single is the layout of a lone master that owns every slot at epoch:
@@ -350,6 +355,9 @@ func (l *Layout) Count() Counts {
 			c.Fail += slots
 		}
 	}
+	down := min(l.Unserved, c.OK)
+	c.OK -= down
+	c.Fail += down
 	return c
 }
 

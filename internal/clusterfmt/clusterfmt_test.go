@@ -350,3 +350,17 @@ func diffReplicas(t *testing.T, n *difftest.ClusterNode, conn *difftest.Conn, pr
 		}
 	}
 }
+
+// TestUnservedSlotsFail: slots a healthy owner cannot serve (a proxy's
+// unreachable node) count as failed, and the cluster as failing, without
+// touching the other fields.
+func TestUnservedSlotsFail(t *testing.T) {
+	l := clusterfmt.Single(strings.Repeat("a", 40), "127.0.0.1", 7379, 0)
+	if got := clusterfmt.InfoText(l); !strings.HasPrefix(got, "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\n") {
+		t.Errorf("CLUSTER INFO, all served:\n%s", got)
+	}
+	l.Unserved = 5462
+	if got := clusterfmt.InfoText(l); !strings.HasPrefix(got, "cluster_state:fail\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:10922\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:5462\r\ncluster_known_nodes:1\r\ncluster_size:1\r\n") {
+		t.Errorf("CLUSTER INFO, 5462 slots unserved:\n%s", got)
+	}
+}
