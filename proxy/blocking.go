@@ -615,10 +615,9 @@ func cmdClientUnblock(c *client, args [][]byte) {
 	reply()
 }
 
-// blockedClients counts the clients waiting in a blocking command (INFO's
-// blocked_clients).
-// blockedClients counts the clients blocked on a node, and those of them
-// whose command has a timeout.
+// blockedClients counts the clients waiting in a blocking command on a
+// node (INFO's blocked_clients), and those of them whose command has a
+// timeout (clients_in_timeout_table).
 func (s *Server) blockedClients() (blocked, timed int) {
 	for _, cl := range s.snapshotClients() {
 		if st := cl.blocked.Load(); st != nil {

@@ -13,9 +13,10 @@ import (
 // they apply to the proxy itself (server, clients, stats, cluster), a
 // "nodes" section with one line per node (address, slots, connections,
 // requests, errors, mean batch latency), replication as a master without
-// replicas, the proxy's own CPU time, and the memory and keyspace
-// sections summed over the nodes (each node's own INFO, fetched in
-// parallel). Memory is the data's: the nodes' used_memory, rss and peak,
+// replicas, the proxy's own CPU time, and the memory, persistence and
+// keyspace sections and the data's stats (keyspace hits and misses,
+// expired and evicted keys) merged over the nodes that answer (each
+// node's own INFO, fetched in parallel). Memory is the data's: the nodes' used_memory, rss and peak,
 // each node process counted once (the nodes of 'shardgate up' share one
 // process, and each reports all of it), so that tools reading INFO
 // (redis-cli --stat) see the cluster's memory.
