@@ -294,7 +294,7 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 		if !w.state.CompareAndSwap(waitPending, waitServed) {
 			continue // lost to a timeout or an unblock: the next one's turn
 		}
-		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
+		rw := resp.Writer{Proto: w.proto, OnError: s.errs.Record}
 		w.lsn = s.popFor(&rw, sh, &w.req, bkey, now, nil)
 		s.blk.served(w, rw.B)
 	}

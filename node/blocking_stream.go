@@ -141,7 +141,7 @@ func (s *Server) serveStreamKey(sh *engine.Shard, sw *slotWaiters, key string, b
 		if s.peerGone(w) {
 			continue
 		}
-		rw := resp.Writer{Proto: w.proto, OnError: s.errs.record}
+		rw := resp.Writer{Proto: w.proto, OnError: s.errs.Record}
 		claim := func() bool { return w.state.CompareAndSwap(waitPending, waitServed) }
 		if s.ks.XReadWake(&rw, sh, w.req.xr, bkey, now, claim) {
 			s.markKey(sh.Slot, bkey) // XREADGROUP's delivery changed the group

@@ -122,7 +122,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2
-	c.w.OnError = s.errs.record
+	c.w.OnError = s.errs.Record
 	c.rd.Unauthenticated = !c.authed
 	c.lastAt.Store(c.created.UnixNano())
 	c.listedMulti.Store(-1)

@@ -134,7 +134,7 @@ func (s *Server) resetStats() {
 	} {
 		n.Store(0)
 	}
-	s.errs.reset()
+	s.errs.Reset()
 	s.rates.Reset()
 }
 

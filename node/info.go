@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -241,7 +239,7 @@ func (s *Server) infoStats(c *client, b *infoBuf) {
 	b.int("latest_fork_usec", 0)
 	b.int("total_forks", 0)
 	b.int("unexpected_error_replies", st.unexpectedErrors.Load())
-	b.int("total_error_replies", s.errs.totalCount())
+	b.int("total_error_replies", s.errs.Total())
 }
 
 func (s *Server) infoReplication(c *client, b *infoBuf) {
@@ -251,9 +249,7 @@ func (s *Server) infoReplication(c *client, b *infoBuf) {
 func (s *Server) infoCPU(c *client, b *infoBuf) { redisinfo.CPUFields(b.str) }
 
 func (s *Server) infoErrorStats(c *client, b *infoBuf) {
-	for _, e := range s.errs.snapshot() {
-		b.str("errorstat_"+e.code, "count="+strconv.FormatInt(e.n, 10))
-	}
+	s.errs.Fields(b.str)
 }
 
 // infoKeyspace prints db0 when it holds keys. Keys not yet reclaimed after
@@ -296,65 +292,6 @@ func (s *Server) infoKeyspace(c *client, b *infoBuf) {
 		avg = ttlSum / ttlN
 	}
 	b.str("db0", fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", keys, expires, avg))
-}
-
-// errorStats counts error replies by their code (the first word), as
-// INFO's errorstats and total_error_replies. Like Redis it tracks at most
-// maxErrorCodes distinct codes; later new codes count only in the total.
-type errorStats struct {
-	mu     sync.Mutex
-	total  int64
-	byCode map[string]int64
-}
-
-const maxErrorCodes = 128
-
-// record is the resp.Writer.OnError hook of every client.
-func (e *errorStats) record(msg string) {
-	code := msg
-	if i := strings.IndexByte(msg, ' '); i >= 0 {
-		code = msg[:i]
-	}
-	e.mu.Lock()
-	e.total++
-	if e.byCode == nil {
-		e.byCode = map[string]int64{}
-	}
-	if _, ok := e.byCode[code]; ok || len(e.byCode) < maxErrorCodes {
-		e.byCode[code]++
-	}
-	e.mu.Unlock()
-}
-
-func (e *errorStats) totalCount() int64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.total
-}
-
-type errorCount struct {
-	code string
-	n    int64
-}
-
-// snapshot returns the counts sorted by code (Redis keeps them in a radix
-// tree, so INFO lists them in byte order).
-func (e *errorStats) snapshot() []errorCount {
-	e.mu.Lock()
-	out := make([]errorCount, 0, len(e.byCode))
-	for k, v := range e.byCode {
-		out = append(out, errorCount{k, v})
-	}
-	e.mu.Unlock()
-	slices.SortFunc(out, func(a, b errorCount) int { return strings.Compare(a.code, b.code) })
-	return out
-}
-
-func (e *errorStats) reset() {
-	e.mu.Lock()
-	e.total = 0
-	e.byCode = nil
-	e.mu.Unlock()
 }
 
 // rateSampler computes INFO's instantaneous_* values (redisinfo.Rates,

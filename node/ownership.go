@@ -193,7 +193,7 @@ func (s *Server) dropSlot(slot uint16) (keys, blocked int, ok bool) {
 	if msg == "" {
 		return 0, 0, false
 	}
-	blocked = s.blk.redirectSlot(slot, msg, s.errs.record)
+	blocked = s.blk.redirectSlot(slot, msg, s.errs.Record)
 	keys = s.ks.Flush(sh)
 	s.logDrop(slot)
 	s.ks.Dirty(int64(keys))

@@ -38,20 +38,20 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
-	blk    blocker             // blocked clients (blocking.go)
-	cfg    *redisconf.Endpoint // requirepass and maxclients, settable (config.go)
-	config redisconf.Table     // CONFIG GET/SET's parameters
-	errs   errorStats          // INFO errorstats (info.go)
-	rates  rateSampler         // INFO instantaneous_* (info.go)
-	runID  string              // INFO run_id, fresh for every node start
-	replID string              // INFO master_replid
-	nodeID string              // CLUSTER MYID of a standalone node, fresh for every start
-	own    Ownership           // nil: standalone, every slot served (ownership.go)
-	served [slots.Count]bool   // slots served at the last ownership change (followOwnership's)
-	gate   gates               // per-slot migration state (migrate_gate.go)
-	mig    *migrator           // nil: no migrations (migrate.go)
-	aof    *aof.Log            // nil: no append-only log (persist.go)
-	saves  saver               // snapshots and rewrites (save.go)
+	blk    blocker              // blocked clients (blocking.go)
+	cfg    *redisconf.Endpoint  // requirepass and maxclients, settable (config.go)
+	config redisconf.Table      // CONFIG GET/SET's parameters
+	errs   redisinfo.ErrorStats // INFO errorstats (info.go)
+	rates  rateSampler          // INFO instantaneous_* (info.go)
+	runID  string               // INFO run_id, fresh for every node start
+	replID string               // INFO master_replid
+	nodeID string               // CLUSTER MYID of a standalone node, fresh for every start
+	own    Ownership            // nil: standalone, every slot served (ownership.go)
+	served [slots.Count]bool    // slots served at the last ownership change (followOwnership's)
+	gate   gates                // per-slot migration state (migrate_gate.go)
+	mig    *migrator            // nil: no migrations (migrate.go)
+	aof    *aof.Log             // nil: no append-only log (persist.go)
+	saves  saver                // snapshots and rewrites (save.go)
 	// slotLSN is each slot's last record in the log, written and read
 	// under the slot's lock (persist.go's appendRecord, snapshots).
 	slotLSN [slots.Count]uint64
