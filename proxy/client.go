@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +81,10 @@ type op struct {
 	start, end int
 	merge      func(c *client)
 	skip       bool // CLIENT REPLY OFF/SKIP
+	// exec: the reply is EXEC's, whose elements are the transaction's
+	// replies, each error among them counted in errorstats as Redis
+	// counts the failed commands of a transaction.
+	exec bool
 }
 
 // nodeSend gathers one batch's commands for a node.
@@ -177,6 +183,7 @@ func (s *Server) serveClient(c *client) {
 				if errors.As(err, &pe) {
 					c.finishBatch()
 					c.w.Error("ERR " + pe.Error())
+					s.errs.Record("ERR")
 				}
 				c.finishBatch()
 				c.flush()
@@ -396,7 +403,6 @@ func (c *client) finishBatch() {
 		return
 	}
 	c.dispatch()
-	var errs int64
 	for i := range c.ops {
 		o := &c.ops[i]
 		mark := len(c.w.B)
@@ -409,17 +415,19 @@ func (c *client) finishBatch() {
 		default:
 			c.w.Raw(c.local.B[o.start:o.end])
 		}
-		if len(c.w.B) > mark && (c.w.B[mark] == '-' || c.w.B[mark] == '!') {
-			errs++
+		if len(c.w.B) > mark {
+			switch r := c.w.B[mark:]; {
+			case r[0] == '-' || r[0] == '!':
+				c.srv.errs.Record(errorReplyMsg(r))
+			case o.exec:
+				c.recordElementErrors(r)
+			}
 		}
 		if c.outputExceeded() {
 			break
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops)))
-	if errs > 0 {
-		c.srv.stats.errorReplies.Add(errs)
-	}
 	c.batchDone()
 	clear(c.ops)
 	c.ops = c.ops[:0]
@@ -434,6 +442,49 @@ func (c *client) finishBatch() {
 	c.local.Reset()
 	if cap(c.local.B) > 1<<20 {
 		c.local.B = nil
+	}
+}
+
+// errorReplyMsg is the message of the error reply at the start of b: a
+// simple error ("-ERR ...\r\n") or a RESP3 blob error ("!<n>\r\n...").
+// Only its first word, the code, is kept by INFO, so a blob error's text
+// is cut at its first line.
+func errorReplyMsg(b []byte) string {
+	if b[0] == '!' {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return ""
+		}
+		b = b[i:]
+	}
+	b = b[1:]
+	if i := bytes.IndexByte(b, '\r'); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// recordElementErrors counts the error replies among the elements of the
+// array reply b (EXEC's).
+func (c *client) recordElementErrors(b []byte) {
+	if b[0] != '*' {
+		return
+	}
+	i := bytes.IndexByte(b, '\n')
+	n, err := strconv.Atoi(string(b[1:max(i-1, 1)]))
+	if i < 0 || err != nil {
+		return
+	}
+	b = b[i+1:]
+	for range n {
+		l, err := resp.ReplyLen(b)
+		if err != nil || l == 0 {
+			return
+		}
+		if b[0] == '-' || b[0] == '!' {
+			c.srv.errs.Record(errorReplyMsg(b[:l]))
+		}
+		b = b[l:]
 	}
 }
 

@@ -33,8 +33,8 @@ func TestDiffServerRepliesProxy(t *testing.T) {
 // keyspace the same list; stats a subset in order, plus the proxy's
 // crossslot_rejections), asked one by one or all at once, and the
 // counters that follow the data (keyspace hits and misses, from the
-// nodes) and the proxy's own error replies move as one redis-server's do,
-// CONFIG RESETSTAT included.
+// nodes) and the proxy's own error replies (total and per code) move as
+// one redis-server's do, CONFIG RESETSTAT included.
 func TestDiffInfoFieldsProxy(t *testing.T) {
 	oracle := dial(t, startPlainOracle(t, "INFO fields"), 2)
 	px := dial(t, proxytest.Start(t, 3, proxy.Options{}).Addr, 2)
@@ -57,13 +57,16 @@ func TestDiffInfoFieldsProxy(t *testing.T) {
 		return names, vals
 	}
 	for _, c := range []*difftest.Conn{oracle, px} {
-		for _, args := range [][]string{{"CONFIG", "RESETSTAT"}, {"SET", "k", "v"}, {"GET", "k"}, {"GET", "k"}, {"GET", "nokey"}, {"LPUSH", "k", "x"}, {"GET"}} {
+		for _, args := range [][]string{{"CONFIG", "RESETSTAT"}, {"SET", "k", "v"}, {"GET", "k"}, {"GET", "k"}, {"GET", "nokey"}, {"LPUSH", "k", "x"}, {"GET"},
+			// Errors inside EXEC's reply count too, and EXECABORT.
+			{"MULTI"}, {"LPUSH", "k", "x"}, {"INCR", "k"}, {"GET", "k"}, {"EXEC"},
+			{"MULTI"}, {"GET"}, {"EXEC"}} {
 			if _, err := c.DoStrings(args...); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	sections := []string{"server", "clients", "persistence", "stats", "keyspace"}
+	sections := []string{"server", "clients", "persistence", "stats", "errorstats", "keyspace"}
 	for _, ask := range [][]string{sections, {"all"}} {
 		want, wantVals := info(oracle, ask...)
 		got, gotVals := info(px, ask...)
@@ -86,7 +89,7 @@ func TestDiffInfoFieldsProxy(t *testing.T) {
 				t.Errorf("INFO %v: %s fields:\n proxy: %v\n redis: %v", ask, sec, g, w)
 			}
 		}
-		for _, k := range []string{"keyspace_hits", "keyspace_misses", "total_error_replies", "loading", "rdb_changes_since_last_save", "db0"} {
+		for _, k := range []string{"keyspace_hits", "keyspace_misses", "total_error_replies", "errorstat_ERR", "errorstat_WRONGTYPE", "errorstat_EXECABORT", "loading", "rdb_changes_since_last_save", "db0"} {
 			if gotVals[k] != wantVals[k] {
 				t.Errorf("INFO %v: %s: proxy %q, redis %q", ask, k, gotVals[k], wantVals[k])
 			}

@@ -130,6 +130,7 @@ func cmdFlush(c *client, args [][]byte) {
 func cmdResetStat(c *client, args [][]byte) {
 	cmdAllOK(c, args)
 	c.srv.stats.reset()
+	c.srv.errs.Reset()
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.

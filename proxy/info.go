@@ -42,6 +42,7 @@ var infoSections = []infoSection{
 	{name: "stats", title: "Stats", deflt: true, nodes: []string{"stats"}, merge: infoStats},
 	{name: "replication", title: "Replication", deflt: true, gen: func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
 	{name: "cpu", title: "CPU", deflt: true, gen: func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
+	{name: "errorstats", title: "Errorstats", deflt: true, gen: func(c *client, b *infoBuf) { c.srv.errs.Fields(b.str) }},
 	{name: "cluster", title: "Cluster", deflt: true, gen: infoCluster},
 	{name: "nodes", title: "Nodes", deflt: true, gen: infoNodes},
 	{name: "keyspace", title: "Keyspace", deflt: true, nodes: []string{"keyspace"}, merge: infoKeyspace},
@@ -374,7 +375,7 @@ func infoStats(c *client, b *infoBuf, reqs []*request) {
 	b.int("latest_fork_usec", 0)
 	b.int("total_forks", 0)
 	b.int("unexpected_error_replies", 0)
-	b.int("total_error_replies", st.errorReplies.Load())
+	b.int("total_error_replies", c.srv.errs.Total())
 	b.int("crossslot_rejections", st.crossSlot.Load())
 }
 

@@ -176,6 +176,7 @@ func cmdExec(c *client, args [][]byte) {
 		}
 		first.cmd, first.unit = s.buf[start:], int32(tx.n+2)
 		c.addReq(last)
+		c.ops[len(c.ops)-1].exec = true
 		return
 	}
 	// WATCHes elsewhere first: a nil from any of them aborts.
@@ -215,6 +216,7 @@ func cmdExec(c *client, args [][]byte) {
 		c.local.Raw(replies[len(replies)-1])
 	}
 	c.addLocal(mark)
+	c.ops[len(c.ops)-1].exec = true
 }
 
 // txMoved reports whether a MULTI ... EXEC block's replies show that the

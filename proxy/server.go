@@ -40,8 +40,9 @@ type Server struct {
 
 	nextID atomic.Int64
 	stats  serverStats
-	wg     sync.WaitGroup // client goroutines
-	bg     sync.WaitGroup // node readers, watchdog
+	errs   redisinfo.ErrorStats // INFO errorstats, total_error_replies
+	wg     sync.WaitGroup       // client goroutines
+	bg     sync.WaitGroup       // node readers, watchdog
 	stop   chan struct{}
 
 	// cfg holds requirepass and maxclients, settable by CONFIG SET;
@@ -60,16 +61,13 @@ type serverStats struct {
 	commands    atomic.Int64 // total_commands_processed
 	rejected    atomic.Int64 // rejected_connections
 	crossSlot   atomic.Int64 // commands refused with CROSSSLOT
-	// errorReplies counts error replies sent to clients
-	// (total_error_replies).
-	errorReplies atomic.Int64
-	netInput     atomic.Int64
-	netOutput    atomic.Int64
+	netInput    atomic.Int64
+	netOutput   atomic.Int64
 }
 
 // reset zeroes the counters CONFIG RESETSTAT resets.
 func (st *serverStats) reset() {
-	for _, n := range []*atomic.Int64{&st.connections, &st.commands, &st.rejected, &st.crossSlot, &st.netInput, &st.netOutput, &st.errorReplies} {
+	for _, n := range []*atomic.Int64{&st.connections, &st.commands, &st.rejected, &st.crossSlot, &st.netInput, &st.netOutput} {
 		n.Store(0)
 	}
 }
