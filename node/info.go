@@ -131,15 +131,7 @@ func (s *Server) infoMemory(c *client, b *infoBuf) {
 	used := int64(m.HeapAlloc)           // approx: Go heap objects
 	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
 	peak := max(s.rates.notePeak(used), used)
-	redisinfo.MemoryFields(used, rss, peak, b.str)
-	b.str("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
-	b.int("maxmemory", 0)
-	b.str("maxmemory_human", "0B")
-	b.str("maxmemory_policy", "noeviction")
-	b.str("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1))))
-	b.str("mem_allocator", "go-"+runtime.Version()) // approx: not jemalloc
-	b.int("lazyfree_pending_objects", 0)
-	b.int("lazyfreed_objects", 0)
+	redisinfo.MemorySection(used, rss, peak, b.str)
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {

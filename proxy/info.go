@@ -257,10 +257,7 @@ func infoMemory(b *infoBuf, reqs []*request) {
 		used, rss, peak = used+n.used, rss+n.rss, peak+n.peak
 	}
 	peak = max(peak, used)
-	redisinfo.MemoryFields(used, rss, peak, b.str)
-	b.int("maxmemory", 0)
-	b.str("maxmemory_human", "0B")
-	b.str("maxmemory_policy", "noeviction")
+	redisinfo.MemorySection(used, rss, peak, b.str)
 }
 
 func sectionHeader(b *infoBuf, title string) {
