@@ -97,7 +97,7 @@ func splitAddrs(list, flagName string) ([]string, error) {
 func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("shardgate cluster status", flag.ContinueOnError)
 	join := fs.String("join", "", "gossip addresses (host:port, comma-separated) of cluster members to join as an observer, as nodes and proxies take --join")
-	gossip := fs.String("gossip", "0.0.0.0:0", "the observer's gossip listen address (port 0 picks a free one), which the members' probes should reach")
+	gossip := fs.String("gossip", "", "the observer's gossip listen address (port 0 picks a free one), which the members' probes should reach; default: a free port on the local address that reaches the first --join member")
 	advertise := fs.String("gossip-advertise", "", "gossip address to advertise when the --gossip one is not reachable by the members (NAT, containers)")
 	key := fs.String("gossip-key", "", "the cluster's gossip key (16, 24 or 32 bytes, hex or base64)")
 	fast := fs.Bool("gossip-fast", false, "test timings, for a cluster running with --gossip-fast")
@@ -157,6 +157,9 @@ Flags:
 			return bad("--password goes with --resp (the observer speaks gossip)")
 		}
 		o := observeOptions{join: joins, bind: *gossip, advertise: *advertise, fast: *fast, timeout: *timeout}
+		if o.bind == "" {
+			o.bind = observerBind(joins[0], o.advertise)
+		}
 		if _, _, err := net.SplitHostPort(o.bind); err != nil {
 			return bad("bad --gossip address %q: %v", o.bind, err)
 		}
@@ -215,6 +218,30 @@ func flagsGiven(fs *flag.FlagSet, names ...string) []string {
 		}
 	})
 	return given
+}
+
+// observerBind is the observer's gossip address when --gossip is not
+// given: a free port on the local address the system routes to the first
+// member through, so that the members' probes come back by a path that
+// works. Listening on every interface instead lets gossip advertise the
+// machine's first address, which may be one the members cannot reach (an
+// IPv6 address to a cluster on 127.0.0.1): every member then logs failed
+// probes. With --gossip-advertise the operator has said where to be
+// reached, and every interface listens.
+func observerBind(join, advertise string) string {
+	if advertise != "" {
+		return "0.0.0.0:0"
+	}
+	c, err := net.Dial("udp", join) // no packet is sent
+	if err != nil {
+		return "0.0.0.0:0"
+	}
+	defer c.Close()
+	ua, ok := c.LocalAddr().(*net.UDPAddr)
+	if !ok {
+		return "0.0.0.0:0"
+	}
+	return net.JoinHostPort(ua.IP.String(), "0")
 }
 
 // observeOptions configure the short-lived observer.

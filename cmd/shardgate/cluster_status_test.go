@@ -426,3 +426,19 @@ func TestClusterStatusRedisCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverBind: without --gossip the observer listens on the local
+// address that reaches the first member (loopback for a loopback cluster,
+// so that the members' probes come back), on a free port; with
+// --gossip-advertise, or a member it cannot route to, on every interface.
+func TestObserverBind(t *testing.T) {
+	for _, tt := range []struct{ join, advertise, want string }{
+		{"127.0.0.1:7946", "", "127.0.0.1:0"},
+		{"127.0.0.1:7946", "10.0.0.9:7946", "0.0.0.0:0"},
+		{"no-such-host.invalid:7946", "", "0.0.0.0:0"},
+	} {
+		if got := observerBind(tt.join, tt.advertise); got != tt.want {
+			t.Errorf("observerBind(%q, %q) = %q, want %q", tt.join, tt.advertise, got, tt.want)
+		}
+	}
+}
