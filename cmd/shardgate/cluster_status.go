@@ -489,6 +489,29 @@ func (r statusRange) String() string {
 	return strconv.Itoa(int(r.First)) + "-" + strconv.Itoa(int(r.Last))
 }
 
+// formatEpochRanges writes ranges with their epochs, merging adjacent
+// ones: a scale-out moves slots in many small steps, each at its own
+// epoch, and one entry per step made lines of a thousand characters. A
+// merged range shows the span of its parts' epochs: "4096-5460@2..23".
+func formatEpochRanges(rs []statusRange) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		r, lo, hi := rs[i], rs[i].Epoch, rs[i].Epoch
+		j := i + 1
+		for ; j < len(rs) && int(rs[j].First) == int(r.Last)+1; j++ {
+			r.Last = rs[j].Last
+			lo, hi = min(lo, rs[j].Epoch), max(hi, rs[j].Epoch)
+		}
+		e := strconv.FormatUint(lo, 10)
+		if hi != lo {
+			e += ".." + strconv.FormatUint(hi, 10)
+		}
+		parts = append(parts, r.String()+"@"+e)
+		i = j
+	}
+	return strings.Join(parts, ",")
+}
+
 func formatStatusRanges(rs []statusRange) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
@@ -629,13 +652,9 @@ func writeStatusTable(w io.Writer, st *clusterStatus) {
 		if len(m.Ranges) > 0 {
 			ranges = formatStatusRanges(m.Ranges)
 			// Ranges claimed at different epochs (after a handoff) each
-			// show theirs.
+			// show theirs, adjacent ones merged (--json keeps each).
 			if slices.ContainsFunc(m.Ranges, func(r statusRange) bool { return r.Epoch != m.Epoch }) {
-				parts := make([]string, len(m.Ranges))
-				for i, r := range m.Ranges {
-					parts[i] = r.String() + "@" + strconv.FormatUint(r.Epoch, 10)
-				}
-				ranges = strings.Join(parts, ",")
+				ranges = formatEpochRanges(m.Ranges)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, m.Role, addrOrNone(m.Addr), m.State, epoch, m.Slots, ranges, m.View)

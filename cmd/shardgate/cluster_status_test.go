@@ -442,3 +442,13 @@ func TestObserverBind(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatEpochRanges: adjacent ranges claimed at different epochs
+// print as one range with the span of their epochs; apart, each keeps its
+// own.
+func TestFormatEpochRanges(t *testing.T) {
+	rs := []statusRange{{0, 99, 4}, {5461, 5524, 2}, {5525, 5588, 3}, {5589, 10922, 1}, {16000, 16000, 7}}
+	if got, want := formatEpochRanges(rs), "0-99@4,5461-10922@1..3,16000@7"; got != want {
+		t.Errorf("formatEpochRanges = %q, want %q", got, want)
+	}
+}
