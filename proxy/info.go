@@ -16,10 +16,11 @@ import (
 // replicas, the proxy's own CPU time, and the memory, persistence and
 // keyspace sections and the data's stats (keyspace hits and misses,
 // expired and evicted keys) merged over the nodes that answer (each
-// node's own INFO, fetched in parallel). Memory is the data's: the nodes' used_memory, rss and peak,
-// each node process counted once (the nodes of 'shardgate up' share one
-// process, and each reports all of it), so that tools reading INFO
-// (redis-cli --stat) see the cluster's memory.
+// node's own INFO, fetched in parallel). Memory is the data's: the
+// nodes' used_memory, rss and peak, each node process counted once (the
+// nodes of 'shardgate up' share one process, and each reports all of
+// it), so that tools reading INFO (redis-cli --stat) see the cluster's
+// memory.
 
 type infoSection struct {
 	name, title string
@@ -36,9 +37,9 @@ var infoSections = []infoSection{
 	{name: "server", title: "Server", deflt: true, gen: infoServer},
 	{name: "clients", title: "Clients", deflt: true, gen: infoClients},
 	{name: "memory", title: "Memory", deflt: true, nodes: []string{"server", "memory"},
-		merge: func(_ *client, b *infoBuf, reqs []*request) { infoMemory(b, reqs) }},
+		merge: infoMemory},
 	{name: "persistence", title: "Persistence", deflt: true, nodes: []string{"persistence"},
-		merge: func(_ *client, b *infoBuf, reqs []*request) { mergePersistence(b, reqs) }},
+		merge: mergePersistence},
 	{name: "stats", title: "Stats", deflt: true, nodes: []string{"stats"}, merge: infoStats},
 	{name: "replication", title: "Replication", deflt: true, gen: func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
 	{name: "cpu", title: "CPU", deflt: true, gen: func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
@@ -137,10 +138,13 @@ func infoKeyspace(_ *client, b *infoBuf, reqs []*request) {
 // a status "err" if any node's is, rdb_last_save_time the oldest, and
 // every other number (changes, saves, sizes) the sum. Fields come in the
 // order the nodes give them.
-func mergePersistence(b *infoBuf, reqs []*request) {
+func mergePersistence(_ *client, b *infoBuf, reqs []*request) {
 	var order []string
 	vals := map[string]string{}
-	nodeSectionLines(reqs, "Persistence", func(k, v string) {
+	nodeInfoLines(reqs, func(_ int, section, k, v string) {
+		if section != "Persistence" {
+			return
+		}
 		old, seen := vals[k]
 		if !seen {
 			order = append(order, k)
@@ -184,55 +188,34 @@ func mergePersistenceField(k, a, b string) string {
 }
 
 // nodeInfoLines calls f with each "field:value" line of each node's INFO
-// reply; ok is false if a node did not answer.
-func nodeInfoLines(reqs []*request, f func(node int, field, value string)) (ok bool) {
-	ok = true
+// reply that answered, with the title of the section it is in ("Stats"
+// under "# Stats").
+func nodeInfoLines(reqs []*request, f func(node int, section, field, value string)) {
 	for i, r := range reqs {
 		v := decodeReply(r.reply)
 		if v.IsError() {
-			ok = false
 			continue
 		}
 		text := strings.TrimPrefix(string(v.Str), "txt:")
-		for _, line := range strings.Split(text, "\r\n") {
-			if k, val, found := strings.Cut(line, ":"); found && !strings.HasPrefix(k, "#") {
-				f(i, k, val)
-			}
-		}
-	}
-	return ok
-}
-
-// nodeSectionLines calls f with each "field:value" line of the section
-// titled title ("# Persistence") in each node's INFO reply.
-func nodeSectionLines(reqs []*request, title string, f func(field, value string)) {
-	for _, r := range reqs {
-		v := decodeReply(r.reply)
-		if v.IsError() {
-			continue
-		}
-		text := strings.TrimPrefix(string(v.Str), "txt:")
-		in := false
+		section := ""
 		for _, line := range strings.Split(text, "\r\n") {
 			if t, ok := strings.CutPrefix(line, "# "); ok {
-				in = t == title
-				continue
-			}
-			if k, val, found := strings.Cut(line, ":"); found && in {
-				f(k, val)
+				section = t
+			} else if k, val, found := strings.Cut(line, ":"); found {
+				f(i, section, k, val)
 			}
 		}
 	}
 }
 
 // infoMemory sums the nodes' memory, each node process once.
-func infoMemory(b *infoBuf, reqs []*request) {
+func infoMemory(_ *client, b *infoBuf, reqs []*request) {
 	type mem struct {
 		pid             string
 		used, rss, peak int64
 	}
 	nodes := make([]mem, len(reqs))
-	nodeInfoLines(reqs, func(i int, k, v string) {
+	nodeInfoLines(reqs, func(i int, _, k, v string) {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		switch k {
 		case "process_id":
@@ -277,7 +260,7 @@ func sumKeyspace(reqs []*request) (keys, expires, avgTTL int64) {
 	// milliseconds times keys can pass int64).
 	var ttlSum float64
 	var ttlKeys int64
-	nodeInfoLines(reqs, func(_ int, field, value string) {
+	nodeInfoLines(reqs, func(_ int, _, field, value string) {
 		if field != "db0" {
 			return
 		}
@@ -341,7 +324,7 @@ func infoClients(c *client, b *infoBuf) {
 // Pub/Sub) are 0.
 func infoStats(c *client, b *infoBuf, reqs []*request) {
 	sums := map[string]int64{}
-	nodeInfoLines(reqs, func(_ int, k, v string) {
+	nodeInfoLines(reqs, func(_ int, _, k, v string) {
 		switch k {
 		case "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses":
 			n, _ := strconv.ParseInt(v, 10, 64)
