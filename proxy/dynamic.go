@@ -78,11 +78,20 @@ type routing struct {
 
 // movedHint is an owner learned from a MOVED reply: pool serves slot, and
 // the view's claim for it was at epoch when the reply came. A view whose
-// claim for the slot has a higher epoch replaces it.
+// claim for the slot has a higher epoch replaces it, and so does one that
+// names the same owner, one in which the hinted address is a dead member
+// and, after movedHintTTL, any view: a hint only bridges the time gossip
+// takes to bring the claim, and one that outlived it (a MOVED that raced
+// the view, the node then restarted elsewhere) must not pin the slot to an
+// address nobody serves. A wrong drop costs one more MOVED.
 type movedHint struct {
 	pool  int32
 	epoch uint64
+	at    time.Time
 }
+
+// movedHintTTL is how long a MOVED hint may override the view.
+const movedHintTTL = 10 * time.Second
 
 // redirectStats count the node redirections the proxy followed.
 type redirectStats struct {
@@ -198,8 +207,15 @@ func (r *routing) noteMoved(slot uint16, addr string) int {
 		r.setPoolState(p, poolLive)
 	}
 	prev := r.owner[slot].Swap(int32(n))
-	if r.table != nil {
-		r.moved[slot] = movedHint{pool: int32(n), epoch: r.table.slots[slot].epoch}
+	if t := r.table; t != nil {
+		c := t.slots[slot]
+		if r.claimPoolLocked(t, c) == n {
+			// The view already says so: the MOVED answered a request
+			// sent before the view came.
+			delete(r.moved, slot)
+		} else {
+			r.moved[slot] = movedHint{pool: int32(n), epoch: c.epoch, at: time.Now()}
+		}
 	}
 	r.mu.Unlock()
 	if prev != int32(n) {
@@ -207,6 +223,42 @@ func (r *routing) noteMoved(slot uint16, addr string) int {
 	}
 	r.requestRefresh()
 	return n
+}
+
+// claimPoolLocked is the pool of the member claiming c in t, or noOwner
+// when the claim names nobody or a member whose address has no pool yet.
+// r.mu is held.
+func (r *routing) claimPoolLocked(t *clusterTable, c slotClaim) int {
+	if c.member < 0 || int(c.member) >= len(t.members) {
+		return noOwner
+	}
+	m := t.members[c.member]
+	if m.role != roleNode || m.addr == "" {
+		return noOwner
+	}
+	if n, ok := r.byAddr[m.addr]; ok {
+		return n
+	}
+	return noOwner
+}
+
+// expireHints re-applies the current table when a MOVED hint has outlived
+// movedHintTTL, so that it gives way to the view even if no new view
+// comes.
+func (r *routing) expireHints(now time.Time) {
+	r.mu.Lock()
+	t := r.table
+	stale := false
+	for _, h := range r.moved {
+		if now.Sub(h.at) > movedHintTTL {
+			stale = true
+			break
+		}
+	}
+	r.mu.Unlock()
+	if stale && t != nil {
+		r.applyTableAt(t, now)
+	}
 }
 
 // requestRefresh asks the cluster follower to apply the source's current

@@ -3,6 +3,7 @@ package proxy
 import (
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/slots"
@@ -95,6 +96,57 @@ func TestMovedHintAgainstViews(t *testing.T) {
 	r.noteMoved(6, "x:1")
 	if st := r.pool(x).getState(); st != poolLive || r.ownerOf(6) != x {
 		t.Errorf("x:1 after MOVED: %v, owner %d", st, r.ownerOf(6))
+	}
+}
+
+// TestMovedHintGivesWay: a MOVED that raced a view naming the same owner
+// leaves no hint behind, so when that node restarts on another address
+// (same member, same claims and epochs) its slots follow it; a hint to a
+// dead member's address, or one older than movedHintTTL, gives way to the
+// view.
+func TestMovedHintGivesWay(t *testing.T) {
+	r := newTestRouting(t)
+	owners := map[uint16]cluster.SlotOwner{5: {Owner: "2", Epoch: 2}, 6: {Owner: "1", Epoch: 2}, 7: {Owner: "1", Epoch: 2}}
+	r.applyTable(tableFromView(testView(owners)))
+	r.noteMoved(5, "b:1") // sent to the old owner before the view came
+	if len(r.moved) != 0 {
+		t.Fatalf("hint kept for a MOVED the view agrees with: %v", r.moved)
+	}
+	// Member 2 restarts from its directory on a new port.
+	v := testView(owners)
+	for i := range v.Members {
+		if v.Members[i].ID == "2" {
+			v.Members[i].Addr = "b:2"
+		}
+	}
+	r.applyTable(tableFromView(v))
+	if got := r.ownerAddr(5); got != "b:2" {
+		t.Errorf("slot 5 at %q after its owner moved to b:2", got)
+	}
+
+	// A hint to c, which the view then shows dead at the same epoch.
+	r.noteMoved(6, "c:1")
+	r.applyTable(tableFromView(testView(owners)))
+	if got := r.ownerAddr(6); got != "c:1" {
+		t.Fatalf("slot 6 at %q, want the MOVED owner c:1", got)
+	}
+	r.applyTable(tableFromView(testView(owners, cluster.StateAlive, cluster.StateAlive, cluster.StateDead)))
+	if got := r.ownerAddr(6); got != "a:1" {
+		t.Errorf("slot 6 at %q, want a:1 once the hinted c:1 is dead", got)
+	}
+
+	// A hint that outlives movedHintTTL, with no new view.
+	r.noteMoved(7, "x:1")
+	r.expireHints(time.Now())
+	if got := r.ownerAddr(7); got != "x:1" {
+		t.Fatalf("slot 7 at %q, want the fresh hint x:1", got)
+	}
+	r.expireHints(time.Now().Add(movedHintTTL + time.Second))
+	if got := r.ownerAddr(7); got != "a:1" {
+		t.Errorf("slot 7 at %q after the hint expired, want a:1", got)
+	}
+	if len(r.moved) != 0 {
+		t.Errorf("hints left: %v", r.moved)
 	}
 }
 

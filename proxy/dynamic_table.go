@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -100,9 +102,12 @@ func (t *clusterTable) ranges(i int32) []SlotRange {
 // applyTable makes t the routing table: a pool for every node member's
 // address, slots pointing at their owners' pools (or at an owner learned
 // from MOVED while the view's claim is not newer than when it was
-// learned), pools of dead members dead, pools nobody needs any more
+// learned: see movedHint), pools of dead members dead, pools nobody needs any more
 // retired, pools of members that came back live.
-func (r *routing) applyTable(t *clusterTable) {
+func (r *routing) applyTable(t *clusterTable) { r.applyTableAt(t, time.Now()) }
+
+// applyTableAt is applyTable with now as the time hints are judged by.
+func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	memberPool := make([]int32, len(t.members))
@@ -140,7 +145,7 @@ func (r *routing) applyTable(t *clusterTable) {
 			}
 		}
 		if h, ok := r.moved[uint16(s)]; ok {
-			if c.epoch <= h.epoch {
+			if c.epoch <= h.epoch && n != h.pool && want[int(h.pool)] != poolDead && now.Sub(h.at) <= movedHintTTL {
 				n = h.pool
 			} else {
 				delete(r.moved, uint16(s))

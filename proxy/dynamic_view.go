@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -33,6 +35,8 @@ func (s *Server) startCluster() {
 func (s *Server) followCluster() {
 	src := s.opts.Cluster
 	last := (*cluster.View)(nil)
+	tick := time.NewTicker(movedHintTTL / 4)
+	defer tick.Stop()
 	for {
 		ch := src.Changes()
 		if v := src.View(); v != nil && v != last {
@@ -42,6 +46,8 @@ func (s *Server) followCluster() {
 		select {
 		case <-ch:
 		case <-s.route.refresh:
+		case now := <-tick.C:
+			s.route.expireHints(now)
 		case <-s.stop:
 			return
 		}
