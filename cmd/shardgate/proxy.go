@@ -268,6 +268,13 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addrs []string
 		nodes []*node.Server
 	)
+	// The nodes listen on loopback ports anyone on the machine can reach:
+	// a password for clients guards them too, and the proxy sends it.
+	nodePass := pf.opts.NodePassword
+	if nodePass == "" {
+		nodePass = pf.opts.RequirePass
+	}
+	pf.opts.NodePassword = nodePass
 	for i := range *size {
 		nln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -275,7 +282,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 			return 1
 		}
-		srv, err := node.New(node.Options{Addr: nln.Addr().String(), Logger: log.With("node", i)})
+		srv, err := node.New(node.Options{Addr: nln.Addr().String(), RequirePass: nodePass, Logger: log.With("node", i)})
 		if err != nil {
 			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 			return 1
@@ -303,12 +310,20 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "shardgate: %d nodes behind a proxy at %s (cross-slot %s)\n", *size, ln.Addr(), pf.opts.CrossSlot)
+	nodesWord := "nodes"
+	if *size == 1 {
+		nodesWord = "node"
+	}
+	fmt.Fprintf(stdout, "shardgate: %d %s behind a proxy at %s (cross-slot %s)\n", *size, nodesWord, ln.Addr(), pf.opts.CrossSlot)
 	for i, n := range topo.Nodes() {
 		fmt.Fprintf(stdout, "  node %d  %s  slots %s\n", i, n.Addr, proxy.FormatRanges(n.Ranges))
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	fmt.Fprintf(stdout, "try: redis-cli -p %s\n", port)
+	if pf.opts.RequirePass != "" {
+		fmt.Fprintf(stdout, "try: redis-cli -p %s --askpass\n", port)
+	} else {
+		fmt.Fprintf(stdout, "try: redis-cli -p %s\n", port)
+	}
 	rc := 0
 	if err := px.Serve(ctx, ln); err != nil {
 		log.Error("proxy stopped", "err", err)
