@@ -120,7 +120,23 @@ func cmdAllOK(c *client, args [][]byte) {
 // segmented command records its size again at once rather than after
 // segmentBitsRecheck, leaving another proxy with a different size no
 // window in which to record its own.
+//
+// A flush that reaches only some nodes would empty part of the keyspace
+// and still answer an error, so while a node cannot be reached it is
+// refused before anything is sent. (A node lost between this check and
+// the flush still leaves a partial flush, reported by the error reply.)
 func cmdFlush(c *client, args [][]byte) {
+	for _, p := range c.srv.route.all() {
+		if p.getState() == poolRetired {
+			continue
+		}
+		if _, err := p.sharedConn(c.w.Proto, c.connIdx()); err != nil {
+			r := c.newRequest()
+			r.preset(connFailMsg(err))
+			c.addReq(r)
+			return
+		}
+	}
 	cmdAllOK(c, args)
 	c.srv.segChecked.Store(0)
 }

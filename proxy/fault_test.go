@@ -181,6 +181,16 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 	if v := do(t, c, "DBSIZE"); v.Text() != resp.ErrClusterDownSlot {
 		t.Errorf("DBSIZE with a node down = %v, want %q", v, resp.ErrClusterDownSlot)
 	}
+	// FLUSHALL and FLUSHDB fail without touching the live nodes: an error
+	// reply after emptying two thirds of the keyspace would mislead.
+	for _, cmd := range []string{"FLUSHALL", "FLUSHDB"} {
+		if v := do(t, c, cmd); v.Text() != resp.ErrClusterDownSlot {
+			t.Errorf("%s with a node down = %v, want %q", cmd, v, resp.ErrClusterDownSlot)
+		}
+		if v := do(t, c, "GET", k0); v.Text() != "v-"+k0 {
+			t.Errorf("GET %s after a refused %s: %v", k0, cmd, v)
+		}
+	}
 	// Back on the same address (empty, as a restarted node without
 	// persistence): the proxy reconnects by itself.
 	cl.RestartNode(t, 1)
