@@ -107,10 +107,10 @@ type migrator struct {
 	mu      sync.Mutex
 	queue   map[uint16]cluster.NodeID
 	queueAt time.Time
-	kick    chan struct{}   // capacity 1: the queue changed
-	plan    chan struct{}   // capacity 1: plan now (REBALANCE)
-	rec     *migRecord      // the migration in progress, if any
-	handed  map[uint16]bool // slots committed away, for the ownership follower's log
+	kick    chan struct{}     // capacity 1: the queue changed
+	plan    chan struct{}     // capacity 1: plan now (REBALANCE)
+	rec     *migRecord        // the migration in progress, if any
+	handed  map[uint16]uint64 // slots committed away and the commit's epoch, for the ownership follower's log
 	buf     []byte
 
 	// Target side.
@@ -151,7 +151,7 @@ func newMigrator(s *Server, o MigrationOptions) *migrator {
 	return &migrator{
 		s: s, o: o, cl: o.Cluster, self: o.Cluster.ID(),
 		queue:    map[uint16]cluster.NodeID{},
-		handed:   map[uint16]bool{},
+		handed:   map[uint16]uint64{},
 		kick:     make(chan struct{}, 1),
 		plan:     make(chan struct{}, 1),
 		incoming: map[string]*incoming{},
@@ -235,15 +235,31 @@ func parseRanges(s string) ([]uint16, error) {
 
 // takeHanded splits lost slots into those this node handed over by a
 // migration (their drop is the migration's last step, not news) and the
-// rest.
+// rest. A slot is handed over when the view's claim for it is the commit
+// of this node's migration: one finished, or the fenced one in progress,
+// whose commit gossip can bring before the target's answer does.
 func (m *migrator) takeHanded(lost []uint16) (rest, handed []uint16) {
+	v := m.cl.View()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var fenced map[uint16]bool
+	if r := m.rec; r != nil && r.Phase == "fence" {
+		fenced = make(map[uint16]bool, len(r.Slots))
+		for _, sl := range r.Slots {
+			fenced[sl] = true
+		}
+	}
 	for _, sl := range lost {
-		if m.handed[sl] {
+		claim := v.Slots[sl]
+		epoch, ok := m.handed[sl]
+		if ok && epoch <= claim.Epoch {
 			delete(m.handed, sl)
+		}
+		switch {
+		case ok && epoch == claim.Epoch,
+			fenced[sl] && claim.Owner == m.rec.Target && claim.Epoch == m.rec.Epoch:
 			handed = append(handed, sl)
-		} else {
+		default:
 			rest = append(rest, sl)
 		}
 	}

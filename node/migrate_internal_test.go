@@ -3,6 +3,8 @@ package node
 import (
 	"slices"
 	"testing"
+
+	"github.com/shardgate/shardgate/cluster"
 )
 
 func TestParseRanges(t *testing.T) {
@@ -62,4 +64,40 @@ func FuzzParseRanges(f *testing.F) {
 			t.Fatalf("round trip of %q: %v %v", s, back, err)
 		}
 	})
+}
+
+// viewControl is a ClusterControl that only has a view.
+type viewControl struct {
+	ClusterControl
+	v *cluster.View
+}
+
+func (c viewControl) View() *cluster.View { return c.v }
+
+// TestTakeHanded: a lost slot counts as handed over when the view's claim
+// is this node's commit, finished or still fenced (gossip brought the
+// target's claim before the target's answer came); a higher claim is a
+// takeover, also for a slot handed over once before.
+func TestTakeHanded(t *testing.T) {
+	v := &cluster.View{Slots: new([cluster.NumSlots]cluster.SlotOwner)}
+	m := &migrator{cl: viewControl{v: v}, handed: map[uint16]uint64{}}
+	v.Slots[1] = cluster.SlotOwner{Owner: "t", Epoch: 5} // committed by this node at 5
+	v.Slots[2] = cluster.SlotOwner{Owner: "u", Epoch: 9} // handed at 5, taken at 9
+	v.Slots[3] = cluster.SlotOwner{Owner: "t", Epoch: 7} // the fenced migration's commit
+	v.Slots[4] = cluster.SlotOwner{Owner: "u", Epoch: 7} // fenced, but someone else's claim
+	v.Slots[5] = cluster.SlotOwner{Owner: "u", Epoch: 3} // never ours to hand
+	m.handed[1], m.handed[2] = 5, 5
+	m.rec = &migRecord{Target: "t", Slots: []uint16{3, 4}, Phase: "fence", Epoch: 7}
+	rest, handed := m.takeHanded([]uint16{1, 2, 3, 4, 5})
+	if !slices.Equal(handed, []uint16{1, 3}) || !slices.Equal(rest, []uint16{2, 4, 5}) {
+		t.Errorf("handed %v, rest %v; want [1 3], [2 4 5]", handed, rest)
+	}
+	if len(m.handed) != 0 {
+		t.Errorf("entries left: %v", m.handed)
+	}
+	// Before its fence the migration's slots are not handed over.
+	m.rec.Phase = "copy"
+	if _, handed := m.takeHanded([]uint16{3}); len(handed) != 0 {
+		t.Errorf("slot 3 handed before the fence")
+	}
 }

@@ -223,7 +223,7 @@ func (m *migrator) migrate(to cluster.Member, batch []uint16) error {
 func (m *migrator) finish(rec *migRecord, f *fence) error {
 	m.mu.Lock()
 	for _, sl := range rec.Slots {
-		m.handed[sl] = true
+		m.handed[sl] = rec.Epoch
 	}
 	m.mu.Unlock()
 	// The claim goes into the View at once and the fence comes down; the
