@@ -49,6 +49,8 @@ type client struct {
 	name    string
 	proto   int
 	noEvict bool
+	// readonly is READONLY's flag (under mu), shown as 'r' in CLIENT LIST.
+	readonly bool
 
 	authed  bool
 	closing bool // close after this reply (QUIT, protocol error, KILL)

@@ -93,7 +93,7 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	l := redisinfo.NewLine(c.srv.opts.Now(), cl.id, cl.raddr, cl.laddr, cl.fd, cl.created, cl.lastAt.Load(), cl.lastCmd.Load())
 	cl.mu.Lock()
 	l.Name, l.Resp = cl.name, cl.proto
-	noEvict := cl.noEvict
+	noEvict, readonly := cl.noEvict, cl.readonly
 	cl.mu.Unlock()
 	multi := cl.listedMulti.Load()
 	if multi >= 0 {
@@ -105,7 +105,7 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	// written the reply yet.
 	w := cl.blocked.Load()
 	blocked := w != nil && w.state.Load() == waitPending
-	l.Flags = redisinfo.Flags(multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, noEvict)
+	l.Flags = redisinfo.Flags(multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, readonly, noEvict)
 	return redisinfo.AppendLine(b, &l)
 }
 

@@ -27,10 +27,23 @@ func registerClusterCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	replicas := func(c *client, args [][]byte) { clusterfmt.WriteReplicas(&c.w, s.clusterLayout(c), args[2]) }
 	h["cluster|replicas"] = replicas
 	h["cluster|slaves"] = replicas
-	ok := func(c *client, args [][]byte) { c.w.OK() }
-	h["readonly"] = ok
-	h["readwrite"] = ok
-	h["asking"] = ok
+	readMode := func(on bool) func(c *client, args [][]byte) {
+		return func(c *client, args [][]byte) {
+			c.setReadonly(on)
+			c.w.OK()
+		}
+	}
+	h["readonly"] = readMode(true)
+	h["readwrite"] = readMode(false)
+	h["asking"] = func(c *client, args [][]byte) { c.w.OK() }
+}
+
+// setReadonly records READONLY (on) or READWRITE: a master serves reads
+// either way, but CLIENT LIST shows the flag, as Redis's does.
+func (c *client) setReadonly(on bool) {
+	c.mu.Lock()
+	c.readonly = on
+	c.mu.Unlock()
 }
 
 // clusterLayout is the cluster as this node describes it to c.

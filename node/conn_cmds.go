@@ -78,13 +78,14 @@ func (s *Server) cmdQuit(c *client, args [][]byte) {
 }
 
 // cmdReset returns the connection to its state right after connecting:
-// no transaction or WATCH, RESP2, no name, CLIENT REPLY ON, and
+// no transaction or WATCH, RESP2, no name, READWRITE, CLIENT REPLY ON, and
 // authenticated only if no password is required. CLIENT NO-EVICT stays,
 // as in Redis 7.0.
 func (s *Server) cmdReset(c *client, args [][]byte) {
 	c.discardTransaction()
 	c.setProto(2)
 	c.setName(nil)
+	c.setReadonly(false)
 	if c.reply != replySkipThis {
 		// RESET ends CLIENT REPLY OFF, but a SKIP already applies to
 		// RESET's own reply, as in Redis (it clears only REPLY_OFF and

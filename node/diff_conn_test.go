@@ -287,6 +287,19 @@ func TestDiffClientNoEvict(t *testing.T) {
 	})
 }
 
+// TestDiffClientReadonly: READONLY shows as CLIENT LIST's 'r' flag (before
+// NO-EVICT's 'e'); READWRITE and RESET clear it.
+func TestDiffClientReadonly(t *testing.T) {
+	p := difftest.Start(t)
+	runConnSteps(t, p.NewConn(t), []connStep{
+		cs("READONLY"), csNorm(clientLineNorm, "CLIENT", "INFO"),
+		cs("CLIENT", "NO-EVICT", "on"), csNorm(clientLineNorm, "CLIENT", "INFO"),
+		cs("READWRITE"), csNorm(clientLineNorm, "CLIENT", "INFO"),
+		cs("READONLY"), cs("RESET"), csNorm(clientLineNorm, "CLIENT", "INFO"),
+		cs("READONLY", "x"), cs("READWRITE", "x"),
+	})
+}
+
 // TestDiffClientReply checks CLIENT REPLY OFF and SKIP: the dropped replies
 // must never arrive, so the next answered command gets its own reply.
 func TestDiffClientReply(t *testing.T) {

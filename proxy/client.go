@@ -37,6 +37,8 @@ type client struct {
 	proto int
 	// noEvict is CLIENT NO-EVICT's flag (under mu).
 	noEvict bool
+	// readonly is READONLY's flag (under mu), shown as 'r' in CLIENT LIST.
+	readonly bool
 
 	authed  bool
 	closing bool

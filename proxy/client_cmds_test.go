@@ -169,6 +169,14 @@ func TestClientListFields(t *testing.T) {
 	if got, _ := clientLines(t, do(t, a, "CLIENT", "INFO")); got[0]["flags"] != "e" {
 		t.Errorf("flags after NO-EVICT on: %v", got[0]["flags"])
 	}
+	do(t, a, "READONLY")
+	if got, _ := clientLines(t, do(t, a, "CLIENT", "INFO")); got[0]["flags"] != "re" {
+		t.Errorf("flags after READONLY: %v, want re", got[0]["flags"])
+	}
+	do(t, a, "READWRITE")
+	if got, _ := clientLines(t, do(t, a, "CLIENT", "INFO")); got[0]["flags"] != "e" {
+		t.Errorf("flags after READWRITE: %v, want e", got[0]["flags"])
+	}
 }
 
 // expectClosed waits for the proxy to close nc.

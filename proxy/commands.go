@@ -84,6 +84,7 @@ func cmdReset(c *client, args [][]byte) {
 	c.releaseWatches(false)
 	c.setProto(2)
 	c.setName(nil)
+	c.setReadonly(false)
 	if c.reply != replySkipThis {
 		// RESET ends CLIENT REPLY OFF, but a SKIP already applies to
 		// RESET's own reply, as in Redis.
@@ -100,12 +101,22 @@ func cmdClusterKeyslot(c *client, args [][]byte) {
 }
 
 // cmdReadMode accepts READONLY and READWRITE: the proxy serves reads and
-// writes from the slot's owner either way.
-func cmdReadMode(c *client, args [][]byte) { c.local.OK() }
+// writes from the slot's owner either way, but CLIENT LIST shows the
+// flag, as Redis's does.
+func cmdReadMode(c *client, args [][]byte) {
+	c.setReadonly(slots.EqualFold("readonly", args[0]))
+	c.local.OK()
+}
+
+func (c *client) setReadonly(on bool) {
+	c.mu.Lock()
+	c.readonly = on
+	c.mu.Unlock()
+}
 
 // cmdAsking accepts ASKING: the proxy never sends ASK, so it has nothing
 // to allow.
-func cmdAsking(c *client, args [][]byte) { cmdReadMode(c, args) }
+func cmdAsking(c *client, args [][]byte) { c.local.OK() }
 
 // clusterSubcommand returns the proxy's handler for the CLUSTER
 // subcommands cluster-aware clients use, or nil for the rest (KEYSLOT and

@@ -195,7 +195,7 @@ type Line struct {
 
 // Flags builds the flags field from the states a client can be in, in
 // Redis's order; "N" when none applies.
-func Flags(multi, blocked, dirty, closing, noEvict bool) string {
+func Flags(multi, blocked, dirty, closing, readonly, noEvict bool) string {
 	var b []byte
 	if multi {
 		b = append(b, 'x')
@@ -208,6 +208,9 @@ func Flags(multi, blocked, dirty, closing, noEvict bool) string {
 	}
 	if closing {
 		b = append(b, 'c')
+	}
+	if readonly {
+		b = append(b, 'r')
 	}
 	if noEvict {
 		b = append(b, 'e')
@@ -342,8 +345,10 @@ func WriteHelp(w *resp.Writer, lines []string) {
 // nanoseconds), its last command, and no transaction (Multi -1).
 func NewLine(now time.Time, id int64, raddr, laddr string, fd int, created time.Time, lastAt int64, last *slots.Command) Line {
 	l := Line{ID: id, Addr: raddr, LAddr: laddr, FD: fd, Multi: -1}
-	l.Age = int64(now.Sub(created).Seconds())
-	l.Idle = (now.UnixNano() - lastAt) / 1e9
+	// Redis subtracts whole Unix seconds (server.unixtime - ctime): a
+	// connection made at 9.9 s is 1 s old at 10.1 s.
+	l.Age = now.Unix() - created.Unix()
+	l.Idle = now.Unix() - lastAt/1e9
 	if last != nil {
 		l.Cmd = last.FullName
 	}
