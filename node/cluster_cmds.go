@@ -24,6 +24,7 @@ func registerClusterCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	h["cluster|nodes"] = view(clusterfmt.WriteNodes)
 	h["cluster|info"] = view(clusterfmt.WriteInfo)
 	h["cluster|myid"] = view(clusterfmt.WriteMyID)
+	h["cluster|links"] = view(clusterfmt.WriteLinks)
 	replicas := func(c *client, args [][]byte) { clusterfmt.WriteReplicas(&c.w, s.clusterLayout(c), args[2]) }
 	h["cluster|replicas"] = replicas
 	h["cluster|slaves"] = replicas

@@ -24,6 +24,7 @@ var clusterViews = []struct {
 	{[]string{"CLUSTER", "NODES"}, clusterfmt.WriteNodes},
 	{[]string{"CLUSTER", "INFO"}, clusterfmt.WriteInfo},
 	{[]string{"CLUSTER", "MYID"}, clusterfmt.WriteMyID},
+	{[]string{"CLUSTER", "LINKS"}, clusterfmt.WriteLinks},
 }
 
 // render writes one reply and parses it back, failing on trailing bytes.

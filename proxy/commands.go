@@ -144,6 +144,7 @@ var clusterCmds = []struct {
 	{name: "nodes", write: noArgs(clusterfmt.WriteNodes)},
 	{name: "info", write: noArgs(clusterfmt.WriteInfo)},
 	{name: "myid", write: noArgs(clusterfmt.WriteMyID)},
+	{name: "links", write: noArgs(clusterfmt.WriteLinks)},
 	{name: "replicas", nargs: 1, write: writeReplicas},
 	{name: "slaves", nargs: 1, write: writeReplicas},
 }

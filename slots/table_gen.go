@@ -818,6 +818,18 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "links", Arity: 2,
+				Flags: FlagStale,
+				ACL:   ACLSlow,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Returns a list of all TCP links to and from peer nodes in cluster",
+					Since:      "7.0.0",
+					Group:      "cluster",
+					Complexity: "O(N) where N is the total number of Cluster nodes",
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow,

@@ -153,6 +153,11 @@ func (l *Layout) Self() *Node {
 	return nil
 }
 
+// WriteLinks writes CLUSTER LINKS: the cluster bus connections, of which
+// shardgate has none (members gossip over memberlist), so an empty array,
+// as a Redis Cluster node without peers answers.
+func WriteLinks(w *resp.Writer, _ *Layout) { w.Array(0) }
+
 // WriteMyID writes CLUSTER MYID: the answering node's id as a bulk string.
 func WriteMyID(w *resp.Writer, l *Layout) {
 	id := ""
