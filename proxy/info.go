@@ -43,6 +43,7 @@ var infoSections = []infoSection{
 	{name: "stats", title: "Stats", deflt: true, nodes: []string{"stats"}, merge: infoStats},
 	{name: "replication", title: "Replication", deflt: true, gen: func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
 	{name: "cpu", title: "CPU", deflt: true, gen: func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
+	{name: "modules", title: "Modules", deflt: true, gen: func(*client, *infoBuf) {}}, // none, as a Redis without modules
 	{name: "errorstats", title: "Errorstats", deflt: true, gen: func(c *client, b *infoBuf) { c.srv.errs.Fields(b.str) }},
 	{name: "cluster", title: "Cluster", deflt: true, gen: infoCluster},
 	{name: "nodes", title: "Nodes", deflt: true, gen: infoNodes},
