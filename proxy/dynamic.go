@@ -261,6 +261,17 @@ func (r *routing) expireHints(now time.Time) {
 	}
 }
 
+// serving reports whether slot has an owner that is neither dead in the
+// cluster view nor refusing connections (its last dial failed).
+func (r *routing) serving(slot uint16) bool {
+	n := r.ownerOf(slot)
+	if n < 0 {
+		return false
+	}
+	p := r.pool(n)
+	return p.served() && !p.down.Load()
+}
+
 // requestRefresh asks the cluster follower to apply the source's current
 // view now; a no-op in static mode or when a refresh is already pending.
 func (r *routing) requestRefresh() {

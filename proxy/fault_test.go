@@ -191,6 +191,23 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 			t.Errorf("GET %s after a refused %s: %v", k0, cmd, v)
 		}
 	}
+	// In a transaction, as on a Redis Cluster node whose slot is not
+	// served: CLUSTERDOWN when the command is queued, then EXECABORT.
+	for _, tx := range [][][]string{{{"SET", k1, "x"}}, {{"SET", k0, "x"}, {"GET", k1}}} {
+		do(t, c, "MULTI")
+		for i, cmd := range tx {
+			want := "QUEUED"
+			if i == len(tx)-1 {
+				want = resp.ErrClusterDownSlot
+			}
+			if v := do(t, c, cmd...); v.Text() != want {
+				t.Errorf("%v in MULTI with its node down: %v, want %q", cmd, v, want)
+			}
+		}
+		if v := do(t, c, "EXEC"); v.Text() != resp.ErrExecAbort {
+			t.Errorf("EXEC after %v: %v, want %q", tx, v, resp.ErrExecAbort)
+		}
+	}
 	// Back on the same address (empty, as a restarted node without
 	// persistence): the proxy reconnects by itself.
 	cl.RestartNode(t, 1)

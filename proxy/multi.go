@@ -82,6 +82,13 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}
+	// A Redis Cluster node checks each command's slot as it is queued:
+	// one nobody serves (here: its node is dead or unreachable) gets
+	// CLUSTERDOWN, and EXEC then answers EXECABORT.
+	if slot >= 0 && !c.srv.route.serving(uint16(slot)) {
+		c.reject(resp.ErrClusterDownSlot)
+		return
+	}
 	// Redis stops queueing once the transaction is doomed
 	// (queueMultiCommand), so later commands do not count towards
 	// EXEC's CROSSSLOT check.
