@@ -162,9 +162,9 @@ type metrics struct {
 	cmds  []latencyHist // by slots.Command.ID, then the extras
 	names []string      // label per index of cmds
 
-	cmdCount, cmdLatency, nodeLatency   *prometheus.Desc
-	nodeRequests, nodeErrors, nodeConns *prometheus.Desc
-	redirects, members, epoch           *prometheus.Desc
+	cmdCount, cmdLatency, nodeLatency       *prometheus.Desc
+	nodeRequests, nodeErrors, nodeConns     *prometheus.Desc
+	redirects, errorReplies, members, epoch *prometheus.Desc
 
 	ln   net.Listener
 	http *http.Server
@@ -234,6 +234,8 @@ func newMetrics(s *Server) (*metrics, error) {
 		"Node redirections the proxy followed, by kind (moved, ask, tryagain), and commands whose redirections ran out of hops or of the redirect timeout (exhausted).", []string{"kind"}, nil)
 	m.members = prometheus.NewDesc("shardgate_proxy_cluster_members",
 		"Cluster members in the proxy's view, by role and state (cluster mode only).", []string{"role", "state"}, nil)
+	m.errorReplies = prometheus.NewDesc("shardgate_proxy_error_replies_total",
+		"Error replies sent to clients, by error code (the reply's first word: ERR, CLUSTERDOWN, CROSSSLOT, WRONGTYPE ...), as INFO errorstats counts them (CONFIG RESETSTAT resets both).", []string{"code"}, nil)
 	m.epoch = prometheus.NewDesc("shardgate_proxy_cluster_epoch",
 		"The highest epoch in the slot table the proxy routes by (cluster mode only).", nil, nil)
 
@@ -265,6 +267,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.nodeErrors
 	ch <- m.nodeConns
 	ch <- m.redirects
+	ch <- m.errorReplies
 	ch <- m.members
 	ch <- m.epoch
 }
@@ -279,6 +282,9 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- h
 	}
 	for _, p := range m.srv.route.all() {
+		if p.getState() == poolRetired && p.numConns() == 0 {
+			continue // gone from the cluster: its series end
+		}
 		if h, _ := constHistogram(m.nodeLatency, &p.latency.latencyHist, p.addr); h != nil {
 			ch <- h
 		}
@@ -292,6 +298,9 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		n    *atomic.Int64
 	}{{"moved", &rd.moved}, {"ask", &rd.ask}, {"tryagain", &rd.tryAgain}, {"exhausted", &rd.exhausted}} {
 		ch <- prometheus.MustNewConstMetric(m.redirects, prometheus.CounterValue, float64(k.n.Load()), k.kind)
+	}
+	for _, e := range m.srv.errs.Snapshot() {
+		ch <- prometheus.MustNewConstMetric(m.errorReplies, prometheus.CounterValue, float64(e.N), e.Code)
 	}
 	if t := m.srv.route.view.Load(); t != nil {
 		counts := map[[2]string]int{}

@@ -104,6 +104,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		`shardgate_proxy_command_duration_seconds_count{command="get"}`:            7,
 		`shardgate_proxy_command_duration_seconds_bucket{command="get",le="+Inf"}`: 7,
 		`shardgate_proxy_crossslot_rejections_total`:                               1,
+		`shardgate_proxy_error_replies_total{code="CROSSSLOT"}`:                    1,
+		`shardgate_proxy_error_replies_total{code="ERR"}`:                          1,
 		`shardgate_proxy_connected_clients`:                                        1,
 	}
 	for k, v := range want {
