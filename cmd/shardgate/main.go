@@ -54,6 +54,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "cluster":
 		return runCluster(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
+		if len(args) > 1 {
+			if args[1] == "-h" || args[1] == "--help" || args[1] == "-help" {
+				fmt.Fprint(stdout, "Usage: shardgate version\n\nPrint the version, the Go release that built it and the Redis release whose\nreplies it follows.\n")
+				return 0
+			}
+			fmt.Fprintf(stderr, "shardgate version: takes no arguments, got %q\n", args[1])
+			return 2
+		}
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "-h", "--help", "help":

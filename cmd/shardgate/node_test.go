@@ -235,6 +235,10 @@ func TestVersion(t *testing.T) {
 			t.Fatalf("%s: rc %d, stderr %q", arg, rc, errb.String())
 		}
 		got := out.String()
+		var help bytes.Buffer
+		if rc := run([]string{arg, "--help"}, &help, &errb); rc != 0 || !strings.HasPrefix(help.String(), "Usage: shardgate version") {
+			t.Errorf("%s --help: rc %d, %q", arg, rc, help.String())
+		}
 		if !strings.HasPrefix(got, "shardgate ") || !strings.Contains(got, runtime.Version()) ||
 			!strings.HasSuffix(got, "redis_version 7.0.15\n") {
 			t.Errorf("%s printed %q", arg, got)
