@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -124,7 +125,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rewritePercent := fs.Int("auto-aof-rewrite-percentage", 100, "with --appendonly: rewrite (compact) the log in the background once it has grown by this percentage since the last rewrite (0: never automatically; BGREWRITEAOF still works)")
 	var rewriteMin int64 = 64 << 20
 	fs.Var((*byteSize)(&rewriteMin), "auto-aof-rewrite-min-size", "with --appendonly: no automatic rewrite while the log is smaller than this (units: kb, mb, gb)")
-	aofLoadCorrupt := fs.Bool("aof-load-corrupt", false, "start even if the log is corrupt before its end, cutting it at the first bad record (what follows is lost); a torn last record is always cut")
+	aofLoadCorrupt := fs.Bool("aof-load-corrupt", false, "start even if a log file is corrupt before its end, cutting it at the first bad record (what follows is lost); a torn last record is always cut. A corrupt snapshot or manifest still stops the start")
 	procs := fs.Int("procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. Use 1 where a load generator shares a small machine, as Redis runs commands on one thread")
 	gf.register(fs)
 	lf.register(fs)
@@ -274,7 +275,12 @@ Flags:
 	}
 	srv, err := node.New(opts)
 	if err != nil {
-		log.Error("node could not start", "err", err) // e.g. a corrupt append-only log
+		if errors.Is(err, aof.ErrCorrupt) && !*aofLoadCorrupt {
+			log.Error("node could not start", "err", err,
+				"hint", "--aof-load-corrupt starts from a log file corrupt before its end by cutting it at the first bad record (what follows is lost); it cannot repair a snapshot or the manifest")
+			return 1
+		}
+		log.Error("node could not start", "err", err)
 		return 1
 	}
 	if err := srv.Serve(ctx, ln); err != nil {

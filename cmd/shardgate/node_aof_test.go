@@ -79,8 +79,8 @@ func TestNodeAOFRestart(t *testing.T) {
 	}
 	var out bytes.Buffer
 	rc := runNode(context.Background(), []string{"--addr", "127.0.0.1:0", "--dir", dir}, &out, &out)
-	if rc != 1 || !strings.Contains(out.String(), filepath.Base(logs[0])) {
-		t.Fatalf("a node on a corrupt log: rc %d, output:\n%s\nwant rc 1 and an error naming %s", rc, out.String(), filepath.Base(logs[0]))
+	if rc != 1 || !strings.Contains(out.String(), filepath.Base(logs[0])) || !strings.Contains(out.String(), "--aof-load-corrupt") {
+		t.Fatalf("a node on a corrupt log: rc %d, output:\n%s\nwant rc 1 and an error naming %s and the flag that cuts it", rc, out.String(), filepath.Base(logs[0]))
 	}
 	n = startNodeCmd(t, "--addr", "127.0.0.1:0", "--dir", dir, "--aof-load-corrupt")
 	if got := llen(n.addr); got <= 0 || got >= 50 {
