@@ -221,6 +221,11 @@ func (b logBridge) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	if level > slog.LevelDebug && strings.Contains(line, "use of closed network connection") {
+		// memberlist's gossip and probe loops race its Shutdown closing
+		// the sockets: not a fault worth an operator's attention.
+		level = slog.LevelDebug
+	}
 	b.log.Log(context.Background(), level, line)
 	return len(p), nil
 }
