@@ -386,3 +386,30 @@ func shardLen(srv *node.Server, slot uint16) int {
 	defer sh.Unlock()
 	return sh.Len()
 }
+
+// TestDrainNeedsSomewhereToGo: SHARDGATE DRAIN is refused while no other
+// live node that is not draining could take the node's slots (it would
+// wait forever), and accepted again once one can.
+func TestDrainNeedsSomewhereToGo(t *testing.T) {
+	nodes := startGossipClusterWith(t, 2, func(m *cluster.Cluster, o *node.Options) {
+		// The planner stays idle: only the drain marks matter here.
+		o.Migration = &node.MigrationOptions{Cluster: m, PlanInterval: time.Hour}
+	})
+	a, b := dial(t, nodes[0].addr, 2), dial(t, nodes[1].addr, 2)
+	if v, _ := a.DoStrings("SHARDGATE", "DRAIN", "ON"); v.Text() != "OK" {
+		t.Fatalf("DRAIN on the first node: %v", v)
+	}
+	refused := "ERR no other live node that is not draining can take this node's slots"
+	waitFor(t, func() bool {
+		v, _ := b.DoStrings("SHARDGATE", "DRAIN", "ON")
+		return strings.HasPrefix(v.Text(), refused)
+	})
+	if v, _ := a.DoStrings("SHARDGATE", "DRAIN", "OFF"); v.Text() != "OK" {
+		t.Fatalf("DRAIN OFF: %v", v)
+	}
+	waitFor(t, func() bool {
+		v, _ := b.DoStrings("SHARDGATE", "DRAIN", "ON")
+		return v.Text() == "OK"
+	})
+	b.DoStrings("SHARDGATE", "DRAIN", "OFF")
+}

@@ -16,6 +16,21 @@ import (
 // them when the planner stops repeating them. With AutoRebalance off the
 // planner moves slots only when asked, or away from draining nodes.
 
+// canDrain reports whether this node's slots have somewhere to go: it
+// owns none, or another live node that is not draining could take them.
+func (m *migrator) canDrain() bool {
+	v := m.cl.View()
+	if len(v.Ranges(m.self)) == 0 {
+		return true
+	}
+	for _, mb := range v.Members {
+		if mb.ID != m.self && mb.Role == cluster.RoleNode && mb.State == cluster.StateAlive && !mb.Draining {
+			return true
+		}
+	}
+	return false
+}
+
 // isPlanner reports whether this node is the planner in v.
 func (m *migrator) isPlanner(v *cluster.View) bool {
 	nodes := v.Alive(cluster.RoleNode)
@@ -238,6 +253,10 @@ func (m *migrator) cmdShardgate(c *client, args [][]byte) {
 			}
 		} else if len(args) != 2 {
 			c.w.Error("ERR syntax error")
+			return
+		}
+		if on && !m.canDrain() {
+			c.w.Error("ERR no other live node that is not draining can take this node's slots: add a node (or undo another's drain) first")
 			return
 		}
 		if err := m.cl.SetDraining(on); err != nil {

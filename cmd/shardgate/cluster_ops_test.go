@@ -100,8 +100,8 @@ func TestClusterOpsUsage(t *testing.T) {
 // says so before asking for a password, as Redis does for an unknown
 // command), and a cluster node with --requirepass wants the right
 // --password, which the wait loop sends too. A one-node cluster is
-// balanced at once and cannot be drained: --timeout ends the wait (exit
-// 1), --wait=false does not wait, --undo clears the mark.
+// balanced at once and cannot be drained: the node refuses the mark at
+// once (its slots would have nowhere to go), and --undo is a no-op.
 func TestClusterOpsOneNode(t *testing.T) {
 	plain := startNodeCmd(t, "--addr", "127.0.0.1:0", "--requirepass", "secret")
 	locked := startNodeCmd(t, "--addr", "127.0.0.1:0", "--requirepass", "secret",
@@ -129,10 +129,10 @@ func TestClusterOpsOneNode(t *testing.T) {
 			stderr: "shardgate cluster drain: " + locked.addr + ": AUTH: WRONGPASS"},
 		{args: []string{"rebalance", locked.addr, "--password", "secret", "--timeout", "10s"}, rc: 0,
 			stdout: "rebalance asked\nrebalance done\n"},
-		{args: []string{"drain", "--wait=false", "--password", "secret", locked.addr}, rc: 0, draining: "1",
-			stdout: locked.addr + ": draining\n", atMostSeconds: 0.9},
-		{args: []string{"drain", "--password", "secret", "--timeout", "1500ms", locked.addr}, rc: 1, draining: "1",
-			stdout: "slots still here: 16384\n", stderr: "shardgate cluster drain: not done after 1.5s", atMostSeconds: 4},
+		{args: []string{"drain", "--wait=false", "--password", "secret", locked.addr}, rc: 1, draining: "0",
+			stderr: "shardgate cluster drain: " + locked.addr + ": SHARDGATE DRAIN: ERR no other live node that is not draining can take this node's slots", atMostSeconds: 0.9},
+		{args: []string{"drain", "--password", "secret", "--timeout", "1500ms", locked.addr}, rc: 1, draining: "0",
+			stderr: "ERR no other live node that is not draining", atMostSeconds: 0.9},
 		{args: []string{"drain", "--undo", "--password", "secret", locked.addr}, rc: 0, draining: "0",
 			stdout: locked.addr + ": draining stopped\n"},
 	} {

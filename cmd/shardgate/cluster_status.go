@@ -378,12 +378,13 @@ func statusFromView(entry string, v *cluster.View) *clusterStatus {
 			continue
 		}
 		sm := statusMember{
-			ID:     string(m.ID),
-			Role:   m.Role.String(),
-			Addr:   m.Addr,
-			State:  m.State.String(),
-			Ranges: viewRanges(v, m.ID),
-			View:   viewNotChecked,
+			ID:       string(m.ID),
+			Role:     m.Role.String(),
+			Addr:     m.Addr,
+			State:    m.State.String(),
+			Draining: m.Draining,
+			Ranges:   viewRanges(v, m.ID),
+			View:     viewNotChecked,
 		}
 		for _, r := range sm.Ranges {
 			sm.Slots += r.count()
@@ -512,10 +513,17 @@ func formatEpochRanges(rs []statusRange) string {
 	return strings.Join(parts, ",")
 }
 
+// formatStatusRanges prints rs (ascending), adjacent ranges merged.
 func formatStatusRanges(rs []statusRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = r.String()
+	var parts []string
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		j := i + 1
+		for ; j < len(rs) && int(rs[j].First) == int(r.Last)+1; j++ {
+			r.Last = rs[j].Last
+		}
+		parts = append(parts, r.String())
+		i = j
 	}
 	return strings.Join(parts, ",")
 }
@@ -538,13 +546,16 @@ type clusterStatus struct {
 // statusMember is one member as the entry sees it, with what its own
 // answer said.
 type statusMember struct {
-	ID     string        `json:"id"`
-	Role   string        `json:"role"`
-	Addr   string        `json:"addr"`
-	State  string        `json:"state"`
-	Epoch  uint64        `json:"epoch,omitempty"` // config epoch (nodes)
-	Slots  int           `json:"slots"`
-	Ranges []statusRange `json:"ranges"`
+	ID    string `json:"id"`
+	Role  string `json:"role"`
+	Addr  string `json:"addr"`
+	State string `json:"state"`
+	// Draining: the node is being emptied (cluster drain, --drain-on-exit);
+	// --join only.
+	Draining bool          `json:"draining,omitempty"`
+	Epoch    uint64        `json:"epoch,omitempty"` // config epoch (nodes)
+	Slots    int           `json:"slots"`
+	Ranges   []statusRange `json:"ranges"`
 	// The table the member announces in its gossip metadata (--join).
 	TableEpoch  uint64 `json:"table_epoch,omitempty"`
 	TableDigest string `json:"table_digest,omitempty"`
@@ -657,7 +668,11 @@ func writeStatusTable(w io.Writer, st *clusterStatus) {
 				ranges = formatEpochRanges(m.Ranges)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, m.Role, addrOrNone(m.Addr), m.State, epoch, m.Slots, ranges, m.View)
+		state := m.State
+		if m.Draining {
+			state += ",draining"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, m.Role, addrOrNone(m.Addr), state, epoch, m.Slots, ranges, m.View)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

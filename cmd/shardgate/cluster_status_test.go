@@ -451,4 +451,8 @@ func TestFormatEpochRanges(t *testing.T) {
 	if got, want := formatEpochRanges(rs), "0-99@4,5461-10922@1..3,16000@7"; got != want {
 		t.Errorf("formatEpochRanges = %q, want %q", got, want)
 	}
+	// Without epochs (problem lines), adjacent ranges merge.
+	if got, want := formatStatusRanges(rs), "0-99,5461-10922,16000"; got != want {
+		t.Errorf("formatStatusRanges = %q, want %q", got, want)
+	}
 }
