@@ -12,6 +12,7 @@ func TestParseCursor(t *testing.T) {
 		{"18446744073709551615", 1<<64 - 1, true}, {"18446744073709551616", 0, false},
 		{"-18446744073709551615", 1, true}, {" 1", 0, false}, {"1 ", 0, false}, {"+", 0, false},
 		{"x", 0, false}, {"0x1", 0, false}, {"1\x00junk", 1, true},
+		{"\x00", 0, true}, {"\x001", 0, true}, {"+\x00", 0, false}, {"-", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := ParseCursor([]byte(tt.in))

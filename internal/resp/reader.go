@@ -468,8 +468,8 @@ func peekLen(b []byte, i int) (n, next int, ok bool) {
 
 // ParseCursor parses a SCAN cursor as Redis does with strtoul: an optional
 // sign, decimal digits (a '-' negates modulo 2^64), no leading space, no
-// overflow, and nothing after the digits but a NUL byte. The empty string
-// is cursor 0.
+// overflow, and nothing after the digits but a NUL byte. The empty string,
+// and any that starts with a NUL, is cursor 0.
 func ParseCursor(b []byte) (uint64, bool) {
 	if len(b) == 0 {
 		return 0, true
@@ -491,7 +491,12 @@ func ParseCursor(b []byte) (uint64, bool) {
 		}
 		n = n*10 + d
 	}
-	if i == start || (i < len(b) && b[i] != 0) {
+	if i == start {
+		// No digits: strtoul points its end back at the start, which
+		// Redis accepts only if it is the C string's end (a NUL).
+		return 0, b[0] == 0
+	}
+	if i < len(b) && b[i] != 0 {
 		return 0, false
 	}
 	if neg {

@@ -162,9 +162,9 @@ func cmdCopy(c *Ctx) {
 	args := c.Args
 	for j := 3; j < len(args); j++ {
 		switch {
-		case asciiEqualFold(args[j], "replace"):
+		case equalFoldASCII(args[j], "replace"):
 			replace = true
-		case asciiEqualFold(args[j], "db") && j < len(args)-1:
+		case equalFoldASCII(args[j], "db") && j < len(args)-1:
 			n, ok := ksParseInt(args[j+1])
 			if !ok {
 				c.W.Error(resp.ErrNotInteger)
@@ -251,13 +251,13 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 	flags := 0
 	for _, opt := range c.Args[3:] {
 		switch {
-		case asciiEqualFold(opt, "nx"):
+		case equalFoldASCII(opt, "nx"):
 			flags |= expireNX
-		case asciiEqualFold(opt, "xx"):
+		case equalFoldASCII(opt, "xx"):
 			flags |= expireXX
-		case asciiEqualFold(opt, "gt"):
+		case equalFoldASCII(opt, "gt"):
 			flags |= expireGT
-		case asciiEqualFold(opt, "lt"):
+		case equalFoldASCII(opt, "lt"):
 			flags |= expireLT
 		default:
 			c.W.Error(fmt.Sprintf(resp.ErrUnsupportedOption, errorArg(opt)))
@@ -447,7 +447,7 @@ func parseFlushMode(c *Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
 		return true
-	case len(c.Args) == 2 && (asciiEqualFold(c.Args[1], "sync") || asciiEqualFold(c.Args[1], "async")):
+	case len(c.Args) == 2 && (equalFoldASCII(c.Args[1], "sync") || equalFoldASCII(c.Args[1], "async")):
 		return true
 	}
 	c.W.Error(resp.ErrSyntax)

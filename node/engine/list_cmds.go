@@ -331,9 +331,9 @@ func cmdLset(c *Ctx) {
 func cmdLinsert(c *Ctx) {
 	var after bool
 	switch {
-	case asciiEqualFold(c.Args[2], "after"):
+	case equalFoldASCII(c.Args[2], "after"):
 		after = true
-	case asciiEqualFold(c.Args[2], "before"):
+	case equalFoldASCII(c.Args[2], "before"):
 	default:
 		c.W.Error(resp.ErrSyntax)
 		return
@@ -436,7 +436,7 @@ func cmdLpos(c *Ctx) {
 	for j := 3; j < len(args); j++ {
 		more := j < len(args)-1
 		switch {
-		case asciiEqualFold(args[j], "rank") && more:
+		case equalFoldASCII(args[j], "rank") && more:
 			j++
 			n, ok := parseIndex(c, args[j])
 			if !ok {
@@ -447,7 +447,7 @@ func cmdLpos(c *Ctx) {
 				return
 			}
 			rank = n
-		case asciiEqualFold(args[j], "count") && more:
+		case equalFoldASCII(args[j], "count") && more:
 			j++
 			n, ok := ksParseInt(args[j])
 			if !ok || n < 0 {
@@ -455,7 +455,7 @@ func cmdLpos(c *Ctx) {
 				return
 			}
 			count = n
-		case asciiEqualFold(args[j], "maxlen") && more:
+		case equalFoldASCII(args[j], "maxlen") && more:
 			j++
 			n, ok := ksParseInt(args[j])
 			if !ok || n < 0 {
@@ -533,9 +533,9 @@ func cmdLpos(c *Ctx) {
 // for anything else.
 func parseWhere(c *Ctx, b []byte) (front, ok bool) {
 	switch {
-	case asciiEqualFold(b, "left"):
+	case equalFoldASCII(b, "left"):
 		return true, true
-	case asciiEqualFold(b, "right"):
+	case equalFoldASCII(b, "right"):
 		return false, true
 	}
 	c.W.Error(resp.ErrSyntax)
@@ -587,7 +587,7 @@ func cmdLmpop(c *Ctx) {
 	}
 	count := int64(-1)
 	for j := whereIdx + 1; j < len(args); j++ {
-		if count == -1 && asciiEqualFold(args[j], "count") && j < len(args)-1 {
+		if count == -1 && equalFoldASCII(args[j], "count") && j < len(args)-1 {
 			j++
 			n, ok := ksParseInt(args[j])
 			if !ok || n < 1 {

@@ -358,14 +358,20 @@ func isHexDigit(c byte) bool {
 	return isDecDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f')
 }
 
-// equalFoldASCII reports whether b equals s ignoring ASCII case, without
-// allocating. s must be lower-case letters only.
+// equalFoldASCII reports whether the argument b is the keyword s (lower
+// case), ignoring ASCII case, as Redis's strcasecmp sees it: b is read as a
+// C string, up to its first NUL byte, so "NX\x00junk" is "nx". It does not
+// allocate.
 func equalFoldASCII(b []byte, s string) bool {
+	b = cString(b)
 	if len(b) != len(s) {
 		return false
 	}
-	for i := range b {
-		if b[i]|0x20 != s[i] {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
 			return false
 		}
 	}

@@ -115,7 +115,7 @@ func cmdMemoryUsage(c *Ctx) {
 	samples := int64(memDefaultSamples)
 	args := c.Args
 	for j := 3; j < len(args); j++ {
-		if !asciiEqualFold(args[j], "samples") || j+1 >= len(args) {
+		if !equalFoldASCII(args[j], "samples") || j+1 >= len(args) {
 			c.W.Error(resp.ErrSyntax)
 			return
 		}

@@ -68,7 +68,7 @@ func parseScanOpts(c *Ctx, args [][]byte) (scanOpts, bool) {
 			return o, false
 		}
 		switch {
-		case asciiEqualFold(args[i], "count"):
+		case equalFoldASCII(args[i], "count"):
 			n, ok := ksParseInt(args[i+1])
 			if !ok {
 				c.W.Error(resp.ErrNotInteger)
@@ -79,12 +79,12 @@ func parseScanOpts(c *Ctx, args [][]byte) (scanOpts, bool) {
 				return o, false
 			}
 			o.count = int(min(n, 1<<31))
-		case asciiEqualFold(args[i], "match"):
+		case equalFoldASCII(args[i], "match"):
 			o.pattern = args[i+1]
 			if len(o.pattern) == 1 && o.pattern[0] == '*' {
 				o.pattern = nil
 			}
-		case asciiEqualFold(args[i], "type"):
+		case equalFoldASCII(args[i], "type"):
 			o.typ = args[i+1]
 		default:
 			c.W.Error(resp.ErrSyntax)
@@ -191,7 +191,7 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 		if o.pattern != nil && !MatchString(o.pattern, k) {
 			continue
 		}
-		if o.typ != nil && !asciiEqualFold(o.typ, e.Kind.String()) {
+		if o.typ != nil && !equalFoldASCII(o.typ, e.Kind.String()) {
 			continue
 		}
 		*out = append(*out, k)
@@ -237,26 +237,4 @@ func (c *Ctx) eachUsedShard(fn func(s *Shard) bool) {
 			return
 		}
 	}
-}
-
-// asciiEqualFold compares b with the lower-case ASCII word w, ignoring
-// case, without allocating.
-func asciiEqualFold(b []byte, w string) bool {
-	if len(b) != len(w) {
-		return false
-	}
-	for i := range len(b) {
-		x := b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		y := w[i]
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

@@ -114,7 +114,7 @@ loop:
 		switch {
 		case xadd && len(opt) == 1 && opt[0] == '*':
 			break loop // the common case: an automatic id
-		case asciiEqualFold(opt, "maxlen") && more > 0:
+		case equalFoldASCII(opt, "maxlen") && more > 0:
 			if a.strategy != trimNone {
 				return a, 0, resp.ErrStreamMaxlenAndMinid
 			}
@@ -136,7 +136,7 @@ loop:
 			a.strategy = trimMaxLen
 			a.trim.MaxLen = true
 			a.trim.Len = n
-		case asciiEqualFold(opt, "minid") && more > 0:
+		case equalFoldASCII(opt, "minid") && more > 0:
 			if a.strategy != trimNone {
 				return a, 0, resp.ErrStreamMaxlenAndMinid
 			}
@@ -154,7 +154,7 @@ loop:
 			i++
 			a.strategy = trimMinID
 			a.trim.MinID = id
-		case asciiEqualFold(opt, "limit") && more > 0:
+		case equalFoldASCII(opt, "limit") && more > 0:
 			n, ok := ksParseInt(args[i+1])
 			if !ok {
 				return a, 0, resp.ErrNotInteger
@@ -165,7 +165,7 @@ loop:
 			a.trim.Limit = n
 			limitGiven = true
 			i++
-		case xadd && asciiEqualFold(opt, "nomkstream"):
+		case xadd && equalFoldASCII(opt, "nomkstream"):
 			a.noMkStream = true
 		case xadd:
 			// A syntax error or the id.
@@ -334,7 +334,7 @@ func xrangeGeneric(c *Ctx, rev bool) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {
-		if !asciiEqualFold(cString(c.Args[j]), "count") || j+1 >= len(c.Args) {
+		if !equalFoldASCII(cString(c.Args[j]), "count") || j+1 >= len(c.Args) {
 			c.W.Error(resp.ErrSyntax)
 			return
 		}
@@ -464,7 +464,7 @@ func cmdXsetid(c *Ctx) {
 		more := len(c.Args) - 1 - i
 		opt := cString(c.Args[i])
 		switch {
-		case asciiEqualFold(opt, "entriesadded") && more > 0:
+		case equalFoldASCII(opt, "entriesadded") && more > 0:
 			n, ok := ksParseInt(c.Args[i+1])
 			if !ok {
 				c.W.Error(resp.ErrNotInteger)
@@ -475,7 +475,7 @@ func cmdXsetid(c *Ctx) {
 				return
 			}
 			entriesAdded = n
-		case asciiEqualFold(opt, "maxdeletedid") && more > 0:
+		case equalFoldASCII(opt, "maxdeletedid") && more > 0:
 			m, ok := parseStrictID(c.Args[i+1], 0)
 			if !ok {
 				c.W.Error(resp.ErrStreamInvalidID)

@@ -44,8 +44,8 @@ func cmdXinfoStream(c *Ctx) {
 	full := len(opts) > 0
 	count := int64(xinfoFullCount)
 	if full {
-		if (len(opts) != 1 && len(opts) != 3) || !asciiEqualFold(cString(opts[0]), "full") ||
-			(len(opts) == 3 && !asciiEqualFold(cString(opts[1]), "count")) {
+		if (len(opts) != 1 && len(opts) != 3) || !equalFoldASCII(cString(opts[0]), "full") ||
+			(len(opts) == 3 && !equalFoldASCII(cString(opts[1]), "count")) {
 			c.W.Error(fmt.Sprintf(resp.ErrSubcommandSyntax, resp.CString(c.Args[1], 128),
 				strings.ToUpper(string(cString(c.Args[0])))))
 			return

@@ -71,7 +71,7 @@ func ParseXRead(args [][]byte, group bool) (XReadRequest, string) {
 		more := len(args) - i - 1
 		o := cString(args[i])
 		switch {
-		case asciiEqualFold(o, "block") && more > 0:
+		case equalFoldASCII(o, "block") && more > 0:
 			i++
 			ms, ok := ksParseInt(args[i])
 			if !ok {
@@ -81,26 +81,26 @@ func ParseXRead(args [][]byte, group bool) (XReadRequest, string) {
 				return r, resp.ErrTimeoutNegative
 			}
 			r.Block, r.TimeoutMs = true, ms
-		case asciiEqualFold(o, "count") && more > 0:
+		case equalFoldASCII(o, "count") && more > 0:
 			i++
 			n, ok := ksParseInt(args[i])
 			if !ok {
 				return r, resp.ErrNotInteger
 			}
 			r.Count = max(n, 0)
-		case asciiEqualFold(o, "streams") && more > 0:
+		case equalFoldASCII(o, "streams") && more > 0:
 			streamsArg = i + 1
 			if (len(args)-streamsArg)%2 != 0 {
 				return r, resp.ErrXreadUnbalanced
 			}
 			i = len(args)
-		case asciiEqualFold(o, "group") && more >= 2:
+		case equalFoldASCII(o, "group") && more >= 2:
 			if !group {
 				return r, resp.ErrXreadGroupOption
 			}
 			r.Group, r.Consumer = args[i+1], args[i+2]
 			i += 2
-		case asciiEqualFold(o, "noack"):
+		case equalFoldASCII(o, "noack"):
 			if !group {
 				return r, resp.ErrXreadNoackOption
 			}

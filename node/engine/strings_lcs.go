@@ -29,13 +29,13 @@ func cmdLcs(c *Ctx) {
 	for j := 3; j < len(args); j++ {
 		opt := args[j]
 		switch {
-		case asciiEqualFold(opt, "idx"):
+		case equalFoldASCII(opt, "idx"):
 			o.getIdx = true
-		case asciiEqualFold(opt, "len"):
+		case equalFoldASCII(opt, "len"):
 			o.getLen = true
-		case asciiEqualFold(opt, "withmatchlen"):
+		case equalFoldASCII(opt, "withmatchlen"):
 			o.withMatchLen = true
-		case asciiEqualFold(opt, "minmatchlen") && j < len(args)-1:
+		case equalFoldASCII(opt, "minmatchlen") && j < len(args)-1:
 			n, ok := resp.ParseInt(args[j+1])
 			if !ok {
 				c.W.Error(resp.ErrNotInteger)

@@ -1,0 +1,35 @@
+package node_test
+
+import (
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+)
+
+// TestDiffOptionsAsCStrings: Redis compares option keywords with
+// strcasecmp and parses a SCAN cursor with strtoul, so an argument is read
+// up to its first NUL byte: "NX\x00junk" is NX, and a cursor starting with
+// NUL is 0. Every command family's options, against a real redis-server.
+func TestDiffOptionsAsCStrings(t *testing.T) {
+	p := difftest.Start(t)
+	runConnSteps(t, p.NewConn(t), []connStep{
+		cs("SET", "{t}a", "hello"),
+		cs("EXPIRE", "{t}a", "100", "NX\x00"), cs("PEXPIRE", "{t}a", "100000", "GT\x00x"), cs("TTL", "{t}a"),
+		cs("EXPIREAT", "{t}a", "99999999999", "XX\x00"), cs("PEXPIREAT", "{t}a", "1", "LT\x00"),
+		cs("SET", "{t}a", "hello"),
+		cs("LCS", "{t}a", "{t}a", "LEN\x00"),
+		cs("LCS", "{t}a", "{t}a", "IDX\x00", "MINMATCHLEN\x00", "2", "WITHMATCHLEN\x00"),
+		cs("COPY", "{t}a", "{t}b", "REPLACE\x00"), cs("COPY", "{t}a", "{t}b", "DB\x00", "0", "REPLACE"),
+		cs("DEL", "{t}b"),
+		cs("SCAN", "0", "COUNT\x00", "10"), cs("SCAN", "0", "TYPE", "string\x00"), cs("SCAN", "0", "TYPE\x00", "list"),
+		cs("SCAN", "\x00"), cs("SCAN", "\x001", "MATCH\x00", "*"), cs("SCAN", "+\x00"), cs("SCAN", "-"),
+		cs("PFADD", "{t}h", "x"), cs("PFDEBUG", "ENCODING\x00", "{t}h"), cs("PFDEBUG", "GETREG\x00", "{t}h"),
+		cs("LPUSH", "{t}l", "a", "b", "a"),
+		cs("LPOS", "{t}l", "a", "RANK\x00", "-1", "COUNT\x00", "0", "MAXLEN\x00", "0"),
+		cs("LMOVE", "{t}l", "{t}l", "LEFT\x00", "RIGHT\x00x"), cs("LMPOP", "1", "{t}l", "RIGHT\x00", "COUNT\x00", "2"),
+		cs("BITOP", "AND\x00", "{t}d", "{t}a"), cs("BITCOUNT", "{t}a", "0", "-1", "BIT\x00"),
+		cs("BITFIELD", "{t}a", "OVERFLOW", "SAT\x00", "INCRBY", "u8", "0", "1"),
+		cs("XADD", "{t}s", "MAXLEN\x00", "~", "10", "1-1", "f", "v"), cs("XRANGE", "{t}s", "-", "+", "COUNT\x00", "1"),
+		cs("XGROUP", "CREATE", "{t}s", "g", "0", "MKSTREAM\x00"), cs("XINFO", "STREAM", "{t}s", "FULL\x00", "COUNT", "1"),
+	})
+}
