@@ -102,7 +102,7 @@ func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	key := fs.String("gossip-key", "", "the cluster's gossip key (16, 24 or 32 bytes, hex or base64)")
 	fast := fs.Bool("gossip-fast", false, "test timings, for a cluster running with --gossip-fast")
 	respAddrs := fs.String("resp", "", "instead of joining the gossip, read the cluster over RESP from this node or proxy (host:port; a comma-separated list is tried in order) and from every live member it lists")
-	password := fs.String("password", "", "with --resp: password sent with AUTH to every member (their --requirepass)")
+	password := fs.String("password", "", "password sent with AUTH to the members' RESP ports (their --requirepass): with --resp to read the view, with --join to look up the address of a member gossip shows without one (a dead node)")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for a view (--join), or for each member to answer (--resp)")
 	fs.Usage = func() {
@@ -153,9 +153,6 @@ Flags:
 		readErr error
 	)
 	if len(joins) > 0 {
-		if len(flagsGiven(fs, "password")) > 0 {
-			return bad("--password goes with --resp (the observer speaks gossip)")
-		}
 		o := observeOptions{join: joins, bind: *gossip, advertise: *advertise, fast: *fast, timeout: *timeout}
 		if o.bind == "" {
 			o.bind = observerBind(joins[0], o.advertise)
@@ -170,7 +167,9 @@ Flags:
 		}
 		var v *cluster.View
 		if v, readErr = observeCluster(ctx, o); readErr == nil {
-			st = statusFromView(strings.Join(joins, ","), v)
+			st = statusFromView(strings.Join(joins, ","), v, func(st *clusterStatus) {
+				fillAddrs(ctx, st, *password, *timeout)
+			})
 		}
 	} else {
 		if given := flagsGiven(fs, "gossip", "gossip-advertise", "gossip-key", "gossip-fast"); len(given) > 0 {
@@ -358,8 +357,9 @@ func (j *joinErrors) last() string {
 
 // statusFromView describes an observer's view. Every live member is
 // checked by the table it announces: the same digest as the observer's
-// merged table, or not.
-func statusFromView(entry string, v *cluster.View) *clusterStatus {
+// merged table, or not. fill, if not nil, completes the members before
+// the problems are worked out.
+func statusFromView(entry string, v *cluster.View, fill func(*clusterStatus)) *clusterStatus {
 	self := v.SelfMember()
 	st := &clusterStatus{
 		Entry:       entry,
@@ -402,8 +402,53 @@ func statusFromView(entry string, v *cluster.View) *clusterStatus {
 		}
 		st.Members = append(st.Members, sm)
 	}
+	if fill != nil {
+		fill(st)
+	}
 	finishStatus(st, owners)
 	return st
+}
+
+// fillAddrs looks up, over RESP, the address of members the gossip view
+// lists without one: a node that died before the observer joined is known
+// to it only as a slot owner, but the live nodes' CLUSTER NODES (kept from
+// their own gossip and their --dir) still has its address. The first live
+// node that answers is asked; failures leave the addresses empty.
+func fillAddrs(ctx context.Context, st *clusterStatus, password string, timeout time.Duration) {
+	missing := 0
+	for _, m := range st.Members {
+		if m.Addr == "" {
+			missing++
+		}
+	}
+	if missing == 0 {
+		return
+	}
+	for _, m := range st.Members {
+		if m.Addr == "" || !memberLive(m.State) || m.Role != memberRoleNode {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		text, err := nodeCall(cctx, m.Addr, password, "CLUSTER", "NODES")
+		cancel()
+		if err != nil {
+			continue
+		}
+		mv, err := viewFromClusterNodes(text)
+		if err != nil {
+			continue
+		}
+		byID := map[string]string{}
+		for _, vm := range mv.Members {
+			byID[vm.ID] = vm.Addr
+		}
+		for i := range st.Members {
+			if st.Members[i].Addr == "" {
+				st.Members[i].Addr = byID[st.Members[i].ID]
+			}
+		}
+		return
+	}
 }
 
 // viewRanges returns the slot ranges id owns in v, split where the epoch

@@ -37,7 +37,7 @@ func TestStatusFromView(t *testing.T) {
 		{ID: c, Role: cluster.RoleNode, Addr: "c:1", State: cluster.StateDead, TableEpoch: 1, TableDigest: 0xd0},
 		{ID: p, Role: cluster.RoleProxy, Addr: "p:1", State: cluster.StateAlive, TableEpoch: 4, TableDigest: 0xd1},
 	}}
-	st := statusFromView("g:1", v)
+	st := statusFromView("g:1", v, nil)
 	if st.EntryID != string(obs) || st.EntryRole != "observer" || st.ClusterID != "cid" || st.Epoch != 4 || st.TableDigest != "00000000000000d1" || st.Entry != "g:1" {
 		t.Errorf("status header: %+v", st)
 	}

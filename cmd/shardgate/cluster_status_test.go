@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/internal/resp"
 )
@@ -373,7 +375,6 @@ func TestClusterStatusCommand(t *testing.T) {
 		{[]string{"cluster", "status", "--join", "nohost"}, 2, `bad --join address "nohost"`},
 		{[]string{"cluster", "status", "--join", "a:1", "--gossip", "x"}, 2, `bad --gossip address "x"`},
 		{[]string{"cluster", "status", "--join", "a:1", "--gossip-key", "short"}, 2, "bad --gossip-key"},
-		{[]string{"cluster", "status", "--join", "a:1", "--password", "p"}, 2, "--password goes with --resp"},
 		{[]string{"cluster", "status", "--resp", "a:1", "--gossip-fast", "--gossip-key", "k"}, 2, "--gossip-fast --gossip-key go with --join, not --resp"},
 		{[]string{"cluster", "status", "--resp", node, "--timeout", "0s"}, 2, "--timeout must be a positive duration"},
 		{[]string{"cluster", "status", "--resp", static}, 1, "static --nodes list"},
@@ -387,6 +388,34 @@ func TestClusterStatusCommand(t *testing.T) {
 		if strings.Contains(errb.String(), "s3cret") {
 			t.Errorf("%q: the password is in the error: %q", tt.args, &errb)
 		}
+	}
+}
+
+// TestFillAddrs: a member the gossip view lists without an address (a
+// node dead before the observer joined) gets the one a live node's
+// CLUSTER NODES gives, so the dead-owner problem names it.
+func TestFillAddrs(t *testing.T) {
+	node := fakeMember(t, map[string]string{
+		"CLUSTER NODES": idA + " 127.0.0.1:1@0 myself,master - 0 0 2 connected 0-8191\n" + idB + " 127.0.0.1:2@0 master,fail - 0 0 1 disconnected 8192-16383\n",
+	})
+	table := new([cluster.NumSlots]cluster.SlotOwner)
+	for s := range cluster.NumSlots {
+		table[s] = cluster.SlotOwner{Owner: cluster.NodeID(idA), Epoch: 2}
+		if s >= 8192 {
+			table[s] = cluster.SlotOwner{Owner: cluster.NodeID(idB), Epoch: 1}
+		}
+	}
+	v := &cluster.View{Self: cluster.NodeID(strings.Repeat("0", 40)), Slots: table, Epoch: 2, Members: []cluster.Member{
+		{ID: cluster.NodeID(strings.Repeat("0", 40)), Role: cluster.RoleObserver, State: cluster.StateAlive},
+		{ID: cluster.NodeID(idA), Role: cluster.RoleNode, Addr: node, State: cluster.StateAlive},
+		{ID: cluster.NodeID(idB), Role: cluster.RoleNode, State: cluster.StateDead},
+	}}
+	st := statusFromView("g:1", v, func(st *clusterStatus) { fillAddrs(t.Context(), st, "", time.Second) })
+	if len(st.Members) != 2 || st.Members[1].Addr != "127.0.0.1:2" {
+		t.Fatalf("members: %+v", st.Members)
+	}
+	if len(st.Problems) != 1 || !strings.Contains(st.Problems[0].Text, "node bbbbbbbb (127.0.0.1:2) is dead and owns 8192 slots (8192-16383)") {
+		t.Errorf("problems: %+v", st.Problems)
 	}
 }
 
