@@ -50,7 +50,8 @@ type Cluster struct {
 	metaKick  chan struct{} // capacity 1
 	quit      chan struct{}
 	loops     sync.WaitGroup // run
-	bg        sync.WaitGroup // metaLoop, joins, direct sends
+	bg        sync.WaitGroup // metaLoop, direct sends
+	joins     sync.WaitGroup // the join in progress (startJoin)
 	joining   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -314,6 +315,20 @@ func (c *Cluster) shutdown(leave bool) error {
 			errs = append(errs, fmt.Errorf("cluster: shutdown: %w", err))
 		}
 		c.bg.Wait()
+		// A join dialing an address that no longer answers holds on for
+		// memberlist's TCP timeout (10 s on a LAN) and cannot be
+		// cancelled; a stopping member does not wait for it (what it
+		// might still learn goes to a queue nobody reads).
+		joined := make(chan struct{})
+		go func() {
+			c.joins.Wait()
+			close(joined)
+		}()
+		select {
+		case <-joined:
+		case <-time.After(joinWaitOnClose):
+			c.log.Debug("cluster: not waiting for the join in progress")
+		}
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr

@@ -243,9 +243,12 @@ func (c *Cluster) reassign(now time.Time) {
 	c.apply(claims)
 }
 
-// rejoin retries joins: to members seen dead (a partition may have healed
+// rejoin retries joins: to nodes seen dead (a partition may have healed
 // or they came back at the same address) and, while no other member is
-// alive, to Config.Join. One join runs at a time.
+// alive, to Config.Join. One join runs at a time. Dead proxies and
+// observers are not chased: a proxy back from a partition rejoins by
+// itself, and a restarted one (or an observer) has a new id, so its old
+// records would only make every rejoin dial addresses nobody answers.
 func (c *Cluster) rejoin(now time.Time) {
 	st := &c.st
 	if now.Sub(st.lastRejoin) < c.tm.rejoin {
@@ -259,7 +262,7 @@ func (c *Cluster) rejoin(now time.Time) {
 		switch {
 		case r.State == StateAlive:
 			others = true
-		case r.State == StateDead && r.Gossip != "":
+		case r.State == StateDead && r.Gossip != "" && r.Role == RoleNode:
 			addrs = append(addrs, r.Gossip)
 		}
 	}
@@ -271,15 +274,23 @@ func (c *Cluster) rejoin(now time.Time) {
 	}
 }
 
-// startJoin joins addrs in the background unless a join is running.
+// joinWaitOnClose bounds how long Close waits for a join in progress.
+const joinWaitOnClose = time.Second
+
+// startJoin joins addrs in the background unless a join is running. Each
+// address is tried once (restarted members leave several dead records at
+// one address), never our own.
 func (c *Cluster) startJoin(addrs []string) {
-	addrs = slices.DeleteFunc(slices.Clone(addrs), func(a string) bool { return a == c.gossip })
+	addrs = slices.Clone(addrs)
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
+	addrs = slices.DeleteFunc(addrs, func(a string) bool { return a == c.gossip })
 	if len(addrs) == 0 || !c.joining.CompareAndSwap(false, true) {
 		return
 	}
-	c.bg.Add(1)
+	c.joins.Add(1)
 	go func() {
-		defer c.bg.Done()
+		defer c.joins.Done()
 		defer c.joining.Store(false)
 		n, err := c.ml.Join(addrs)
 		if err != nil {
