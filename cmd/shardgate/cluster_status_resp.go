@@ -49,6 +49,9 @@ type memberView struct {
 	ClusterID string // "" when the member does not say (nodes)
 	Epoch     uint64 // the table's epoch
 	Members   []viewMember
+	// Draining: the reporting node says it is being emptied (its
+	// SHARDGATE STATUS; false where it has none, as a Redis node).
+	Draining bool
 }
 
 func (v *memberView) member(id string) (viewMember, bool) {
@@ -130,6 +133,7 @@ func collectStatus(ctx context.Context, entry string, fetch fetchFunc) (*cluster
 		switch {
 		case m.ID == ref.Self:
 			sm.View = viewAgrees
+			sm.Draining = ref.Draining
 		case memberLive(m.State) && m.Addr == "":
 			add(statusProblem{Kind: problemNoAddress, Member: m.ID, Text: fmt.Sprintf("%s %s is %s but has no address", m.Role, shortID(m.ID), m.State)})
 		case memberLive(m.State):
@@ -148,6 +152,7 @@ func collectStatus(ctx context.Context, entry string, fetch fetchFunc) (*cluster
 			if r.view.Self != m.ID {
 				break
 			}
+			sm.Draining = r.view.Draining
 			// A node knows its own config epoch and ranges best.
 			if own, ok := r.view.member(m.ID); ok && own.Epoch != 0 {
 				sm.Epoch = own.Epoch
@@ -238,6 +243,9 @@ func (f *respFetcher) fetch(ctx context.Context, addr string) (*memberView, erro
 	}
 	fields := parseInfoFields(string(info.Str))
 	if v, ok, err := viewFromInfo(fields); ok || err != nil {
+		if err == nil && v.Role == memberRoleNode {
+			v.Draining = nodeDraining(c)
+		}
 		return v, err
 	}
 	if fields["cluster_mode"] == "static" {
@@ -266,7 +274,18 @@ func (f *respFetcher) fetch(ctx context.Context, addr string) (*memberView, erro
 	if id := fields["cluster_id"]; id != "" {
 		v.ClusterID = id
 	}
+	v.Draining = nodeDraining(c)
 	return v, nil
+}
+
+// nodeDraining asks a node's SHARDGATE STATUS whether it is draining; a
+// node without the command (a Redis Cluster node) is not.
+func nodeDraining(c *statusConn) bool {
+	st, err := c.do("SHARDGATE", "STATUS")
+	if err != nil {
+		return false
+	}
+	return parseInfoFields(string(st.Str))["draining"] == "1"
 }
 
 // parseInfoFields splits an INFO (or CLUSTER INFO) text into its fields.

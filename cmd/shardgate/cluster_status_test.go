@@ -310,10 +310,11 @@ func TestClusterStatusCommand(t *testing.T) {
 	// A node answering in Redis's formats, and a proxy listing it (and a
 	// second node that is dead) in its INFO.
 	node := fakeMember(t, map[string]string{
-		"INFO CLUSTER":  "# Cluster\r\ncluster_enabled:1\r\n",
-		"CLUSTER MYID":  idA,
-		"CLUSTER NODES": idA + " 127.0.0.1:1@0 myself,master - 0 0 2 connected 0-8191\n" + idB + " 127.0.0.1:2@0 master,fail - 0 0 1 disconnected 8192-16383\n",
-		"CLUSTER INFO":  "cluster_state:fail\r\ncluster_current_epoch:2\r\n",
+		"INFO CLUSTER":     "# Cluster\r\ncluster_enabled:1\r\n",
+		"CLUSTER MYID":     idA,
+		"CLUSTER NODES":    idA + " 127.0.0.1:1@0 myself,master - 0 0 2 connected 0-8191\n" + idB + " 127.0.0.1:2@0 master,fail - 0 0 1 disconnected 8192-16383\n",
+		"CLUSTER INFO":     "cluster_state:fail\r\ncluster_current_epoch:2\r\n",
+		"SHARDGATE STATUS": "slots_owned:8192\r\ndraining:1\r\n",
 	})
 	proxy := fakeMember(t, map[string]string{
 		"INFO CLUSTER": proxyInfo("c1", 2, idP,
@@ -336,7 +337,7 @@ func TestClusterStatusCommand(t *testing.T) {
 	if len(st.Problems) != 1 || st.Problems[0].Kind != problemDeadOwner || st.Problems[0].Member != idB {
 		t.Errorf("problems: %+v", st.Problems)
 	}
-	if m := st.Members[0]; m.ID != idA || m.View != "agrees" || m.Epoch != 2 || m.Slots != 8192 {
+	if m := st.Members[0]; m.ID != idA || m.View != "agrees" || m.Epoch != 2 || m.Slots != 8192 || !m.Draining {
 		t.Errorf("node member: %+v", m)
 	}
 
@@ -349,9 +350,9 @@ func TestClusterStatusCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"cluster (id not reported)  epoch 2  read from node aaaaaaaa at " + node,
-		"ID                                        ROLE  ADDRESS      STATE  EPOCH  SLOTS  RANGES      VIEW",
-		idA + "  node  127.0.0.1:1  alive  2      8192   0-8191      agrees",
-		idB + "  node  127.0.0.1:2  dead   1      8192   8192-16383  not checked",
+		"ID                                        ROLE  ADDRESS      STATE           EPOCH  SLOTS  RANGES      VIEW",
+		idA + "  node  127.0.0.1:1  alive,draining  2      8192   0-8191      agrees",
+		idB + "  node  127.0.0.1:2  dead            1      8192   8192-16383  not checked",
 		"1 problem:\n  dead-owner    node bbbbbbbb (127.0.0.1:2) is dead and owns 8192 slots (8192-16383): they answer CLUSTERDOWN until it returns",
 	} {
 		if !strings.Contains(out.String(), want) {
