@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -49,7 +50,7 @@ func (c *client) segmentCommand(cmd *slots.Command, args [][]byte) bool {
 // reply.
 func (c *client) runSegments(args [][]byte) {
 	if c.multi != nil {
-		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, string(args[0])))
+		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, strings.ToLower(string(args[0]))))
 		return
 	}
 	if msg := c.checkSegmentBits(); msg != "" {

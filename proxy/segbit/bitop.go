@@ -361,7 +361,7 @@ func (h *Handler) del(ctx context.Context, b Backend, args [][]byte, plain func(
 // values (a map in spirit), read from the index and the segments'
 // lengths only (no bit counting):
 //
-//	segment_bits      log2 of the segment size in bits
+//	segment_bits      bits per segment, as --segment-bits gives it
 //	segments          segments that exist
 //	indexed_segments  segments the index names (>= segments)
 //	length            logical length in bytes (1 + highest byte written)
@@ -385,7 +385,7 @@ func (h *Handler) Info(ctx context.Context, b Backend, args [][]byte) (resp.Valu
 		return []resp.Value{{Type: '$', Str: []byte(name)}, v}
 	}
 	var e []resp.Value
-	e = append(e, field("segment_bits", intValue(int64(h.layout.SegmentBits())))...)
+	e = append(e, field("segment_bits", intValue(int64(h.layout.SegmentSize())))...)
 	e = append(e, field("segments", intValue(int64(len(bm.segs))))...)
 	e = append(e, field("indexed_segments", intValue(int64(len(bm.indexed))))...)
 	e = append(e, field("length", intValue(int64(bm.length(h.layout))))...)

@@ -287,7 +287,7 @@ func TestHugeOffsets(t *testing.T) {
 	for i := 0; i+1 < len(info.Elems); i += 2 {
 		fields[string(info.Elems[i].Str)] = info.Elems[i+1].Int
 	}
-	if fields["segment_bits"] != 23 || fields["segments"] != 5 || fields["length"] != 1<<60 || fields["highest_segment"] != MaxOffset>>23 {
+	if fields["segment_bits"] != 1<<23 || fields["segments"] != 5 || fields["length"] != 1<<60 || fields["highest_segment"] != MaxOffset>>23 {
 		t.Errorf("INFO = %v", fields)
 	}
 	// DEL removes every key of the bitmaps but their upper index levels.
