@@ -80,7 +80,7 @@ func TestConfigSetMaxClients(t *testing.T) {
 	connExpect(t, connDial(t, n.addr, 2), difftest.Simple("PONG"), "PING")
 	third := connDial(t, n.addr, 2)
 	v, err := third.Receive()
-	if err != nil || v.Text() != "ERR max number of clients reached" {
+	if err != nil || v.Text() != "ERR max number of clients + cluster connections reached" {
 		t.Fatalf("third client: %s %v", v, err)
 	}
 	if got := configGet(t, a, "maxclients")["maxclients"]; got != "2" {

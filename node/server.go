@@ -88,7 +88,12 @@ func New(opts Options) (*Server, error) {
 	s.ks.OnListPush = s.blk.onPush
 	s.ks.OnStreamReady = s.blk.onStreamReady
 	s.ks.OnStreamLater = s.serveLater
-	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
+	var lowered int
+	s.cfg, lowered = redisconf.NewEndpoint(o.RequirePass, o.MaxClients, 1)
+	if lowered > 0 {
+		s.log.Warn("maxclients lowered to what the open-files limit allows (raise ulimit -n / LimitNOFILE for more)",
+			"asked", lowered, "maxclients", s.cfg.MaxClients(), "reserved_fds", redisconf.ReservedFDs)
+	}
 	s.config = s.configTable()
 	s.runID = redisinfo.RandomHex(20)
 	s.replID = redisinfo.RandomHex(20)
@@ -185,7 +190,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	if err := netserve.AcceptLoop(ln, s.isClosed, s.accept); err != nil {
+	if err := netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
 		return err
 	}
 	// Closed: wait for the clients and background goroutines (a

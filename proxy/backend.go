@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/rawio"
@@ -454,6 +455,13 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		return nil, errNodeDown
 	}
 	nc, err := p.handshake(proto)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// The proxy, not the node, is out of descriptors (each client
+		// blocked or holding a WATCH has a node connection of its
+		// own): the command fails as at maxclients, the node stays up.
+		p.srv.log.Warn("cannot open a node connection: out of file descriptors (raise ulimit -n or lower --maxclients)", "node", p.addr, "err", err)
+		return nil, errNodeFull
+	}
 	if errors.Is(err, errNodeFull) {
 		p.errors.Add(1)
 		return nil, err

@@ -86,7 +86,15 @@ func New(opts Options) (*Server, error) {
 		myID:   stableClusterID(o.Addr),
 		replID: redisinfo.RandomHex(20),
 	}
-	s.cfg = redisconf.NewEndpoint(o.RequirePass, o.MaxClients)
+	// One descriptor per client, as Redis counts; a client blocked in
+	// BLPOP or holding a WATCH has a node connection of its own besides,
+	// and when none can be opened its command fails as at maxclients.
+	var lowered int
+	s.cfg, lowered = redisconf.NewEndpoint(o.RequirePass, o.MaxClients, 1)
+	if lowered > 0 {
+		s.log.Warn("maxclients lowered to what the open-files limit allows (raise ulimit -n / LimitNOFILE for more)",
+			"asked", lowered, "maxclients", s.cfg.MaxClients(), "reserved_fds", redisconf.ReservedFDs)
+	}
 	s.config = s.configTable()
 	s.route = newRouting(s)
 	s.routes = buildRoutes()
@@ -137,7 +145,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	return netserve.AcceptLoop(ln, s.isClosed, s.accept)
+	return netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log)
 }
 
 // Addr is the listening address, once Serve has started.

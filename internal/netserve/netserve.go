@@ -5,31 +5,56 @@ package netserve
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
+	"syscall"
 	"time"
 )
 
-// AcceptLoop passes every connection ln accepts to handle until Accept
-// fails for good. It returns nil when closed() then reports true (the
-// server shut down), the error otherwise. Temporary errors (out of file
-// descriptors, ...) are retried after a short pause instead of ending
-// the server.
-func AcceptLoop(ln net.Listener, closed func() bool, handle func(net.Conn)) error {
+// AcceptLoop passes every connection ln accepts to handle until the
+// listener is closed. It returns nil when closed() then reports true (the
+// server shut down). Any other Accept error (out of file descriptors,
+// out of memory, a connection aborted before it was accepted) is retried
+// after a pause that doubles from 5 ms to 1 s, with a warning at most
+// once a second, instead of ending the server: Redis too keeps serving
+// its clients when accept fails. A listener closed by someone else
+// (net.ErrClosed without closed()) ends the loop with that error.
+func AcceptLoop(ln net.Listener, closed func() bool, handle func(net.Conn), log *slog.Logger) error {
+	var (
+		delay    time.Duration
+		lastWarn time.Time
+	)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if closed() {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return err
 			}
-			return err
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			if now := time.Now(); log != nil && now.Sub(lastWarn) >= time.Second {
+				lastWarn = now
+				log.Warn("accepting a connection failed; retrying", "err", err, "retry_in", delay, "hint", hint(err))
+			}
+			time.Sleep(delay)
+			continue
 		}
+		delay = 0
 		handle(nc)
 	}
+}
+
+// hint says what to do about an Accept error an operator can act on.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "out of file descriptors: raise the limit (ulimit -n, LimitNOFILE) or lower --maxclients"
+	case errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
+		return "out of memory"
+	}
+	return ""
 }
 
 // CloseOnDone calls closeFn when ctx ends, unless stopped is closed

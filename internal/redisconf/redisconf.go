@@ -126,12 +126,35 @@ type Endpoint struct {
 	mu      sync.RWMutex
 	pass    string
 	clients int
+	// capacity is the most clients the open-files limit allows (0: no
+	// known limit).
+	capacity int
 }
 
-// NewEndpoint returns an Endpoint with the given starting values.
-func NewEndpoint(pass string, maxClients int) *Endpoint {
-	return &Endpoint{pass: pass, clients: maxClients}
+// ReservedFDs is what Redis keeps of the open-files limit for its own
+// files (CONFIG_MIN_RESERVED_FDS): logs, listeners, and here the node
+// connections of a proxy's shared pool.
+const ReservedFDs = 32
+
+// NewEndpoint returns an Endpoint with the given starting values. As
+// Redis at start, it lowers maxClients to what the open-files limit
+// allows, at fdsPerClient descriptors per client (a proxy's client may
+// hold a node connection of its own) beyond ReservedFDs; lowered reports
+// the value asked for when it did, 0 otherwise. Without this a server at
+// the limit could not accept (or dial) at all.
+func NewEndpoint(pass string, maxClients, fdsPerClient int) (e *Endpoint, lowered int) {
+	e = &Endpoint{pass: pass, clients: maxClients}
+	if lim := openFilesLimit(); lim > 0 && lim < 1<<40 {
+		e.capacity = max(1, (int(lim)-ReservedFDs)/max(1, fdsPerClient))
+		if maxClients > e.capacity {
+			e.clients, lowered = e.capacity, maxClients
+		}
+	}
+	return e, lowered
 }
+
+// Capacity is the most clients the open-files limit allows, 0 if unknown.
+func (e *Endpoint) Capacity() int { return e.capacity }
 
 // RequirePass is the password clients must give ("" for none).
 func (e *Endpoint) RequirePass() string {
@@ -169,6 +192,9 @@ func (e *Endpoint) MaxClientsParam() Param {
 		}
 		if n < 1 || n > 4294967295 {
 			return nil, fmt.Sprintf(resp.ConfigReasonRange, 1, int64(4294967295))
+		}
+		if e.capacity > 0 && n > int64(e.capacity) {
+			return nil, fmt.Sprintf(resp.ConfigReasonMaxClientsOS, e.capacity)
 		}
 		return func() {
 			e.mu.Lock()

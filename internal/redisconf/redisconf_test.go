@@ -1,13 +1,14 @@
 package redisconf
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
 func TestSetAllOrNothing(t *testing.T) {
-	e := NewEndpoint("", 100)
+	e, _ := NewEndpoint("", 100, 1)
 	tab := Table{{Name: "port", Get: func() string { return "7000" }}, e.RequirePassParam(), e.MaxClientsParam()}
 	cases := []struct {
 		args       []string
@@ -38,7 +39,7 @@ func TestSetAllOrNothing(t *testing.T) {
 }
 
 func TestGetPatterns(t *testing.T) {
-	e := NewEndpoint("pw", 7)
+	e, _ := NewEndpoint("pw", 7, 1)
 	tab := Table{{Name: "port", Get: func() string { return "7000" }}, e.RequirePassParam(), e.MaxClientsParam()}
 	cases := []struct {
 		patterns []string
@@ -95,5 +96,30 @@ func TestWithRedisDefaults(t *testing.T) {
 	tab.Set(&w, byteArgs([]string{"stream-node-max-entries", "5"}))
 	if want := "-ERR CONFIG SET failed (possibly related to argument 'stream-node-max-entries') - can't set immutable config\r\n"; string(w.B) != want {
 		t.Errorf("CONFIG SET stream-node-max-entries = %q, want %q", w.B, want)
+	}
+}
+
+// TestMaxClientsOpenFiles: as Redis, maxclients is lowered at start to
+// what the open-files limit allows beyond ReservedFDs, and CONFIG SET
+// refuses more with Redis's reason.
+func TestMaxClientsOpenFiles(t *testing.T) {
+	lim := openFilesLimit()
+	if lim == 0 || lim >= 1<<40 {
+		t.Skipf("no finite open-files limit here (%d)", lim)
+	}
+	capacity := int(lim) - ReservedFDs
+	e, lowered := NewEndpoint("", capacity+100, 1)
+	if e.MaxClients() != capacity || lowered != capacity+100 || e.Capacity() != capacity {
+		t.Errorf("maxclients %d (lowered from %d), capacity %d; want %d", e.MaxClients(), lowered, e.Capacity(), capacity)
+	}
+	if e2, lowered := NewEndpoint("", 10, 2); e2.MaxClients() != 10 || lowered != 0 || e2.Capacity() != capacity/2 {
+		t.Errorf("2 fds per client: maxclients %d, lowered %d, capacity %d", e2.MaxClients(), lowered, e2.Capacity())
+	}
+	tab := Table{e.MaxClientsParam()}
+	w := &resp.Writer{}
+	tab.Set(w, [][]byte{[]byte("maxclients"), []byte(strconv.Itoa(capacity + 1))})
+	want := "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with " + strconv.Itoa(capacity) + "\r\n"
+	if string(w.B) != want {
+		t.Errorf("CONFIG SET maxclients past the limit: %q, want %q", w.B, want)
 	}
 }

@@ -32,7 +32,7 @@ const (
 	// CLUSTER COUNTKEYSINSLOT / GETKEYSINSLOT.
 	ErrInvalidSlot       = "ERR Invalid slot"
 	ErrInvalidSlotOrKeys = "ERR Invalid slot or number of keys"
-	ErrMaxClients        = "ERR max number of clients reached"
+	ErrMaxClients        = "ERR max number of clients + cluster connections reached" // a cluster-enabled Redis's text, as INFO says cluster_enabled:1
 	// CONFIG REWRITE: shardgate servers take flags, never a config file.
 	ErrNoConfigFile = "ERR The server is running without a config file"
 	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that
@@ -102,6 +102,9 @@ const (
 	ConfigReasonDuplicate  = "duplicate parameter"
 	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
+	// ConfigReasonMaxClientsOS is updateMaxclients's reason when the
+	// open-files limit cannot take that many clients.
+	ConfigReasonMaxClientsOS = "The operating system is not able to handle the specified number of clients, try with %d"
 
 	// Strings (node/engine/strings*.go).
 	ErrDecrOverflow = "ERR decrement would overflow"
