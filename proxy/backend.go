@@ -183,15 +183,24 @@ const maxGatherYields = 8
 const directWriteMin = 256 << 10
 
 // writeOut writes b to the node; on failure it closes the socket, and the
-// reader then fails everything queued.
+// reader then fails everything queued. A big write goes in pieces, each
+// one noted as progress, so that the watchdog does not take a 512 MB
+// value still moving at the node's pace for a node that stopped.
 func (c *nodeConn) writeOut(b []byte) bool {
-	if _, err := c.nc.Write(b); err != nil {
-		c.nc.Close()
-		return false
+	for len(b) > 0 {
+		n := min(len(b), writePiece)
+		if _, err := c.nc.Write(b[:n]); err != nil {
+			c.nc.Close()
+			return false
+		}
+		b = b[n:]
+		c.progress.Store(time.Now().UnixNano())
 	}
-	c.progress.Store(time.Now().UnixNano())
 	return true
 }
+
+// writePiece is the most writeOut sends before noting progress.
+const writePiece = 4 << 20
 
 // outstanding is the number of requests awaiting replies.
 func (c *nodeConn) outstanding() int {

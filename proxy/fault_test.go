@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -589,5 +591,50 @@ func TestNodeAtMaxClients(t *testing.T) {
 				t.Errorf("GET k after the refusals = %v, want v", v)
 			}
 		})
+	}
+}
+
+// TestSlowNodeBigWrite: a big value that a node takes in slowly keeps
+// the connection alive while its bytes move, even when the whole write
+// lasts longer than NodeTimeout; only a node that stops taking bytes is
+// cut off.
+func TestSlowNodeBigWrite(t *testing.T) {
+	const (
+		timeout = 300 * time.Millisecond
+		size    = 24 << 20
+	)
+	header := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n", size)
+	want := len(header) + size + 2
+	slow := fakeNode(t, func(c net.Conn) {
+		buf := make([]byte, 64<<10)
+		got := 0
+		for got < want {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			got += n
+			time.Sleep(2 * time.Millisecond) // about 30 MB/s at most
+		}
+		c.Write([]byte("+OK\r\n"))
+		io.Copy(io.Discard, c)
+	})
+	addr, _ := clusterWith(t, []string{slow}, proxy.Options{NodeTimeout: timeout})
+	nc := rawDial(t, addr)
+	nc.SetDeadline(time.Now().Add(time.Minute))
+	start := time.Now()
+	bw := bufio.NewWriterSize(nc, 1<<20)
+	bw.WriteString(header)
+	bw.Write(bytes.Repeat([]byte("x"), size))
+	bw.WriteString("\r\n")
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(nc).ReadString('\n')
+	if err != nil || line != "+OK\r\n" {
+		t.Fatalf("SET of %d MB to a slow node: %q %v", size>>20, line, err)
+	}
+	if took := time.Since(start); took < 2*timeout {
+		t.Errorf("the write took %v, under twice NodeTimeout %v: the node was not slow enough to test anything", took, timeout)
 	}
 }
