@@ -6,14 +6,11 @@ package proxy
 // a warning in the log, as Redis does.
 
 // queryBufferExceeded reports, after a read, whether the client's unparsed
-// request bytes plus the commands queued by its open MULTI exceed
-// Options.QueryBufferLimit (Redis adds the MULTI state's argv lengths to
-// the query buffer the same way). The client is then to be closed.
+// request bytes exceed Options.QueryBufferLimit. The client is then to be
+// closed. Commands queued by an open MULTI do not count: Redis 7.0 checks
+// the query buffer alone (7.2 adds the MULTI state).
 func (c *client) queryBufferExceeded() bool {
 	n := int64(c.rd.Buffered())
-	if c.multi != nil {
-		n += int64(len(c.multi.buf))
-	}
 	if n <= c.srv.opts.QueryBufferLimit {
 		return false
 	}

@@ -64,7 +64,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.StringVar(&p.opts.NodePassword, "node-password", "", "password the proxy sends with AUTH to every node")
 	fs.IntVar(&p.opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
-	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests (and queued MULTI) exceed this many bytes (units: kb, mb, gb; at least 1mb)")
+	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, as Redis 7.0 (units: kb, mb, gb; at least 1mb)")
 	fs.Var((*byteSize)(&p.opts.ClientOutputLimit), "client-output-buffer-limit", "close a client whose unwritten replies exceed this many bytes (units: kb, mb, gb; 0: no limit)")
 	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
