@@ -60,9 +60,8 @@ type Options struct {
 	NodePassword string
 	// MaxClients caps concurrent client connections.
 	MaxClients int
-	// QueryBufferLimit closes a client whose unparsed request bytes (plus
-	// the commands its open MULTI has queued) exceed it, like Redis's
-	// client-query-buffer-limit (default 1 GB).
+	// QueryBufferLimit closes a client whose unparsed request bytes
+	// exceed it, like Redis 7.0's client-query-buffer-limit (default 1 GB).
 	QueryBufferLimit int64
 	// ClientOutputLimit closes a client when the replies waiting to be
 	// written to it exceed it, like Redis's client-output-buffer-limit
