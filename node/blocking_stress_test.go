@@ -1,11 +1,15 @@
 package node_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -390,4 +394,38 @@ func bytesArgs(args []string) [][]byte {
 		out[i] = []byte(a)
 	}
 	return out
+}
+
+// TestQueryBufferLimitHugeArgument: a request whose argument alone is
+// over QueryBufferLimit closes the client without a reply, as Redis does
+// (its query buffer holds the argument while it arrives), and does not
+// run; one under the limit runs.
+func TestQueryBufferLimitHugeArgument(t *testing.T) {
+	const limit = 1 << 20
+	_, addr, _ := nodetest.Start(t, node.Options{QueryBufferLimit: limit}, nil)
+	ok, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ok.Close()
+	if v, _ := ok.DoStrings("SET", "under", strings.Repeat("u", limit-100)); v.Text() != "OK" {
+		t.Fatalf("SET under the limit: %v", v)
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() {
+		fmt.Fprintf(nc, "*3\r\n$3\r\nSET\r\n$4\r\nover\r\n$%d\r\n", 2*limit)
+		nc.Write([]byte(strings.Repeat("o", 2*limit) + "\r\n"))
+	}()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(nc)
+	if len(got) != 0 || err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("a request over the limit got %q (%v), want the connection closed without a reply", got, err)
+	}
+	if v, _ := ok.DoStrings("EXISTS", "over"); v.Int != 0 {
+		t.Errorf("the request over the limit ran: EXISTS over = %v", v)
+	}
 }

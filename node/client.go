@@ -244,6 +244,15 @@ func (c *client) serveBatch() bool {
 			return false
 		}
 		if !ok {
+			if int64(c.rd.Buffered()) > c.srv.opts.QueryBufferLimit {
+				// Redis's client-query-buffer-limit: the incomplete
+				// request (a huge argument still arriving) is over it,
+				// and the client is closed without a reply.
+				c.srv.log.Warn("Closing client that reached max query buffer length",
+					"client", c.id, "addr", c.raddr, "qbuf", c.rd.Buffered(), "limit", c.srv.opts.QueryBufferLimit)
+				c.flush()
+				return false
+			}
 			break
 		}
 		if c.inLoop && slots.MayBlock(args[0]) {

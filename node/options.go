@@ -15,8 +15,9 @@ type Options struct {
 	// MaxClients caps concurrent client connections (Redis's maxclients).
 	MaxClients int
 	// QueryBufferLimit closes a client whose unparsed requests exceed it
-	// (Redis's client-query-buffer-limit, 1 GB by default). It matters
-	// while the client is blocked: its later commands wait in the buffer.
+	// (Redis's client-query-buffer-limit, 1 GB by default): a request
+	// still arriving (a huge argument), or what a blocked client keeps
+	// sending.
 	QueryBufferLimit int64
 	// ActiveExpiryInterval is how often expired keys are swept in the
 	// background (Redis: 10 times a second).
