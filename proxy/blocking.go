@@ -544,6 +544,9 @@ func (c *client) watchClient() (events <-chan clientEvent, stop func()) {
 			if n := int64(c.rd.Buffered() + c.pendingSize); n > c.srv.opts.QueryBufferLimit {
 				c.srv.log.Warn("Closing client that reached max query buffer length",
 					"client", c.id, "addr", c.raddr, "qbuf", n, "limit", c.srv.opts.QueryBufferLimit)
+				// Closed at once, as Redis closes it: the blocked
+				// command's end (a timeout's nil) is never written.
+				c.nc.Close()
 				ev <- clientGone
 				return
 			}

@@ -234,8 +234,17 @@ func TestQueryBufferLimit(t *testing.T) {
 	if v := do(t, other, "STRLEN", "under"); v.Int != int64(len(big)) {
 		t.Errorf("STRLEN under = %v", v)
 	}
-	if n := strings.Count(log.String(), "Closing client that reached max query buffer length"); n != 1 {
-		t.Errorf("%d query buffer warnings in the log, want 1:\n%s", n, log.String())
+	// A blocked client that keeps sending is closed without a reply (its
+	// BLPOP's end is never written), as Redis closes it.
+	nc = rawDial(t, cl.Addr)
+	fmt.Fprintf(nc, "*3\r\n$5\r\nBLPOP\r\n$6\r\nnolist\r\n$1\r\n0\r\n")
+	waitFor(t, "the client to block", promptly, func() bool {
+		return strings.Contains(do(t, other, "INFO", "clients").Text(), "blocked_clients:1\r\n")
+	})
+	go nc.Write(pipeline(2*limit/1024, func(int) []string { return []string{"SET", "k", strings.Repeat("b", 1000)} }))
+	closedWithout(t, nc, "")
+	if n := strings.Count(log.String(), "Closing client that reached max query buffer length"); n != 2 {
+		t.Errorf("%d query buffer warnings in the log, want 2:\n%s", n, log.String())
 	}
 }
 
