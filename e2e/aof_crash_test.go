@@ -52,8 +52,8 @@ import (
 //   - no reply contradicted the model during the load (a mismatch: after
 //     a restart, a counter that went back, a queue job or stream entry
 //     delivered again, a PEL entry XACK no longer finds, would mean the
-//     node lost acknowledged state), and the load did see the kills
-//     (errors) and made progress after the last restart;
+//     node lost acknowledged state), and the load made progress before
+//     the first kill and after the last restart (the kills landed in it);
 //   - scaleload's Verify: every key holds what the acknowledged writes
 //     left (values, TTLs within a second of their absolute expiry, bitmaps,
 //     HLL counts, both lists of every queue in order, stream entries,
@@ -296,8 +296,12 @@ func runAOFCrash(t *testing.T, bin string, seed int64) crashRun {
 		t.Errorf("%d replies contradicted the model (%d in the windows before the first kill, %d after: acknowledged state lost by a restart?):\n  %s\n%s",
 			tot.Mismatches, before, tot.Mismatches-before, strings.Join(st.MismatchSamples(), "\n  "), n.logText())
 	}
-	if tot.Errors == 0 {
-		t.Errorf("the load saw no error: the kills did not interrupt it")
+	// The kills must land in the middle of the load. Errors are not the
+	// proof: go-redis retries a refused dial (5 times, 100 ms apart), so
+	// a short outage with no command in flight at the kill can pass
+	// unseen; operations on both sides of it are.
+	if w := st.Between(loadStart, firstKill); w.Ops-w.Errors <= 0 {
+		t.Errorf("no operation succeeded before the first kill (%d ops): the kills did not interrupt the load", w.Ops)
 	}
 	if w := st.Between(lastUp, loadEnd); w.Ops-w.Errors <= 0 {
 		t.Errorf("no operation succeeded after the last restart (%d ops, %d errors); error samples:\n  %s",
