@@ -14,7 +14,7 @@ func TestDiffOptionsAsCStrings(t *testing.T) {
 	p := difftest.Start(t)
 	runConnSteps(t, p.NewConn(t), []connStep{
 		cs("SET", "{t}a", "hello"),
-		cs("EXPIRE", "{t}a", "100", "NX\x00"), cs("PEXPIRE", "{t}a", "100000", "GT\x00x"), cs("TTL", "{t}a"),
+		cs("EXPIRE", "{t}a", "100", "NX\x00"), cs("PEXPIRE", "{t}a", "200000", "GT\x00x"), cs("TTL", "{t}a"),
 		cs("EXPIREAT", "{t}a", "99999999999", "XX\x00"), cs("PEXPIREAT", "{t}a", "1", "LT\x00"),
 		cs("SET", "{t}a", "hello"),
 		cs("LCS", "{t}a", "{t}a", "LEN\x00"),
