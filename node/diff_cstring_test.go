@@ -31,5 +31,9 @@ func TestDiffOptionsAsCStrings(t *testing.T) {
 		cs("BITFIELD", "{t}a", "OVERFLOW", "SAT\x00", "INCRBY", "u8", "0", "1"),
 		cs("XADD", "{t}s", "MAXLEN\x00", "~", "10", "1-1", "f", "v"), cs("XRANGE", "{t}s", "-", "+", "COUNT\x00", "1"),
 		cs("XGROUP", "CREATE", "{t}s", "g", "0", "MKSTREAM\x00"), cs("XINFO", "STREAM", "{t}s", "FULL\x00", "COUNT", "1"),
+		// Numbers, unlike keywords, are read whole: a NUL makes them
+		// invalid (string2ld checks strtold's end is the value's end).
+		cs("SET", "{t}f", "inf\x00"), cs("INCRBYFLOAT", "{t}f", "1"), cs("INCRBYFLOAT", "{t}g", "-inf\x00x"),
+		cs("SET", "{t}f", "1"), cs("INCRBYFLOAT", "{t}f", "2\x00"), cs("INCRBY", "{t}f", "2\x00"), cs("EXPIRE", "{t}f", "10\x00"),
 	})
 }

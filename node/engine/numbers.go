@@ -96,7 +96,9 @@ func parseLongDouble(b []byte) (*ldouble, bool) {
 		neg = p[0] == '-'
 		p = p[1:]
 	}
-	if equalFoldASCII(p, "inf") || equalFoldASCII(p, "infinity") {
+	// A number is read whole, NULs included (string2ld rejects a value
+	// with bytes after strtold's end), unlike option keywords.
+	if len(cString(p)) == len(p) && (equalFoldASCII(p, "inf") || equalFoldASCII(p, "infinity")) {
 		d := newLD()
 		d.f.SetInf(neg)
 		return d, true
