@@ -243,11 +243,8 @@ func (s *Server) wait(c *client, w *waiter) {
 				readErr <- err
 				return
 			}
-			if int64(c.rd.Buffered()) > s.opts.QueryBufferLimit {
-				// Redis's client-query-buffer-limit: a client that
-				// keeps sending while blocked is closed.
-				s.log.Warn("Closing client that reached max query buffer length",
-					"client", c.id, "addr", c.raddr, "qbuf", c.rd.Buffered())
+			if c.overQueryBufferLimit() {
+				// A client that keeps sending while blocked.
 				readErr <- errQueryBufferLimit
 				return
 			}

@@ -244,12 +244,9 @@ func (c *client) serveBatch() bool {
 			return false
 		}
 		if !ok {
-			if int64(c.rd.Buffered()) > c.srv.opts.QueryBufferLimit {
-				// Redis's client-query-buffer-limit: the incomplete
-				// request (a huge argument still arriving) is over it,
-				// and the client is closed without a reply.
-				c.srv.log.Warn("Closing client that reached max query buffer length",
-					"client", c.id, "addr", c.raddr, "qbuf", c.rd.Buffered(), "limit", c.srv.opts.QueryBufferLimit)
+			if c.overQueryBufferLimit() {
+				// The incomplete request (a huge argument still
+				// arriving) is over it: closed without a reply.
 				c.flush()
 				return false
 			}
@@ -276,6 +273,19 @@ func (c *client) serveBatch() bool {
 		runtime.Gosched()
 	}
 	return c.flush()
+}
+
+// overQueryBufferLimit reports, logging it, whether the client's unparsed
+// request bytes exceed QueryBufferLimit (Redis's
+// client-query-buffer-limit), for which the client is closed.
+func (c *client) overQueryBufferLimit() bool {
+	n := c.rd.Buffered()
+	if int64(n) <= c.srv.opts.QueryBufferLimit {
+		return false
+	}
+	c.srv.log.Warn("Closing client that reached max query buffer length",
+		"client", c.id, "addr", c.raddr, "qbuf", n, "limit", c.srv.opts.QueryBufferLimit)
+	return true
 }
 
 // run executes one command; false means the connection is to close.

@@ -278,10 +278,7 @@ func cmdScan(c *client, args [][]byte) {
 // MATCH or TYPE, which can leave pages empty in the middle of a range.
 func scanFiltered(args [][]byte) bool {
 	for i := 2; i+1 < len(args); i += 2 {
-		opt := args[i]
-		if z := bytes.IndexByte(opt, 0); z >= 0 {
-			opt = opt[:z] // a C string to the node, as to Redis
-		}
+		opt := resp.CString(args[i], len(args[i])) // a C string to the node, as to Redis
 		if bytes.EqualFold(opt, []byte("match")) || bytes.EqualFold(opt, []byte("type")) {
 			return true
 		}

@@ -270,11 +270,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	// The nodes listen on loopback ports anyone on the machine can reach:
 	// a password for clients guards them too, and the proxy sends it.
-	nodePass := pf.opts.NodePassword
-	if nodePass == "" {
-		nodePass = pf.opts.RequirePass
+	if pf.opts.NodePassword == "" {
+		pf.opts.NodePassword = pf.opts.RequirePass
 	}
-	pf.opts.NodePassword = nodePass
 	for i := range *size {
 		nln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -282,7 +280,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 			return 1
 		}
-		srv, err := node.New(node.Options{Addr: nln.Addr().String(), RequirePass: nodePass, Logger: log.With("node", i)})
+		srv, err := node.New(node.Options{Addr: nln.Addr().String(), RequirePass: pf.opts.NodePassword, Logger: log.With("node", i)})
 		if err != nil {
 			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 			return 1
