@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/dirlock"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/aof"
 )
@@ -217,6 +218,15 @@ Flags:
 			return 1
 		}
 		opts.Dir = gf.dir
+		// Two processes on one directory would both append to its log and
+		// claim its node id; the kernel drops the lock when the process
+		// ends, however it ends.
+		lock, err := dirlock.Acquire(gf.dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "shardgate node: --dir: %v: every node needs a directory of its own\n", err)
+			return 1
+		}
+		defer lock.Release()
 	}
 	log, err := lf.logger(stderr)
 	if err != nil {

@@ -87,3 +87,24 @@ func TestNodeAOFRestart(t *testing.T) {
 		t.Errorf("with --aof-load-corrupt LLEN = %d, want what came before the damage", got)
 	}
 }
+
+// TestNodeDirInUse: a second node on a directory another node is using is
+// refused at start (both would append to one log and claim one node id),
+// and the directory is free again once the first node stops.
+func TestNodeDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	first := startNodeCmd(t, "--addr", "127.0.0.1:0", "--dir", dir)
+	var out bytes.Buffer
+	rc := runNode(context.Background(), []string{"--addr", "127.0.0.1:0", "--dir", dir}, &out, &out)
+	if rc != 1 || !strings.Contains(out.String(), "in use by another process") || !strings.Contains(out.String(), dir) {
+		t.Fatalf("a second node on %s: rc %d, output:\n%s\nwant rc 1 and an error saying the directory is in use", dir, rc, out.String())
+	}
+	if strings.Contains(out.String(), "node listening") {
+		t.Fatalf("the second node listened before it was refused:\n%s", out.String())
+	}
+	if rc := first.stop(); rc != 0 {
+		t.Fatalf("first node exited %d", rc)
+	}
+	second := startNodeCmd(t, "--addr", "127.0.0.1:0", "--dir", dir)
+	second.stop()
+}
