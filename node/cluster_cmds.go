@@ -28,6 +28,9 @@ func registerClusterCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	replicas := func(c *client, args [][]byte) { clusterfmt.WriteReplicas(&c.w, s.clusterLayout(c), args[2]) }
 	h["cluster|replicas"] = replicas
 	h["cluster|slaves"] = replicas
+	h["cluster|count-failure-reports"] = func(c *client, args [][]byte) {
+		clusterfmt.WriteCountFailureReports(&c.w, s.clusterLayout(c), args[2])
+	}
 	readMode := func(on bool) func(c *client, args [][]byte) {
 		return func(c *client, args [][]byte) {
 			c.setReadonly(on)

@@ -12,7 +12,8 @@ import (
 // TestClusterReplicas: a standalone node is the one master of its cluster,
 // without replicas. CLUSTER REPLICAS and SLAVES answer an empty array for
 // its id and Redis's errors for any other id (ids are case-sensitive) and
-// for a missing argument, in both protocols.
+// for a missing argument, in both protocols. COUNT-FAILURE-REPORTS
+// counts 0 for it and knows no other id.
 func TestClusterReplicas(t *testing.T) {
 	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
 	for _, proto := range []int{2, 3} {
@@ -35,6 +36,9 @@ func TestClusterReplicas(t *testing.T) {
 			{[]string{"cluster", "slaves", strings.ToUpper(string(id.Str))}, difftest.Err("ERR Unknown node " + strings.ToUpper(string(id.Str)))},
 			{[]string{"CLUSTER", "REPLICAS"}, difftest.Err("ERR wrong number of arguments for 'cluster|replicas' command")},
 			{[]string{"CLUSTER", "SLAVES", "a", "b"}, difftest.Err("ERR wrong number of arguments for 'cluster|slaves' command")},
+			{[]string{"CLUSTER", "COUNT-FAILURE-REPORTS", string(id.Str)}, difftest.Int(0)},
+			{[]string{"CLUSTER", "COUNT-FAILURE-REPORTS", "abc"}, difftest.Err("ERR Unknown node abc")},
+			{[]string{"CLUSTER", "COUNT-FAILURE-REPORTS"}, difftest.Err("ERR wrong number of arguments for 'cluster|count-failure-reports' command")},
 		} {
 			got, err := c.DoStrings(tc.args...)
 			if err != nil {

@@ -360,3 +360,30 @@ func TestDiffCopySharedInteger(t *testing.T) {
 		p.Do(t, args...)
 	}
 }
+
+// TestDiffScanStats: SCAN with TYPE looks up every key that passes MATCH,
+// which counts keyspace hits as any read does in Redis 7.0; SCAN without
+// TYPE counts nothing.
+func TestDiffScanStats(t *testing.T) {
+	p := difftest.Start(t)
+	for i := range 40 {
+		p.Do(t, "SET", "str:"+strconv.Itoa(i), "v")
+		p.Do(t, "RPUSH", "list:"+strconv.Itoa(i), "x")
+	}
+	for _, opts := range [][]string{
+		nil, {"TYPE", "string"}, {"TYPE", "list"}, {"TYPE", "nosuch"}, {"MATCH", "str:1*", "TYPE", "string"},
+		{"MATCH", "list:*", "TYPE", "string"}, {"MATCH", "str:*"},
+	} {
+		p.Do(t, "CONFIG", "RESETSTAT")
+		a := scanAll(t, p.Redis, opts)
+		b := scanAll(t, p.Node, opts)
+		if len(a) != len(b) {
+			t.Errorf("SCAN %v: redis %d keys, node %d keys", opts, len(a), len(b))
+		}
+		rh, nh := infoBoth(t, p, "stats", "keyspace_hits")
+		rm, nm := infoBoth(t, p, "stats", "keyspace_misses")
+		if rh != nh || rm != nm {
+			t.Errorf("SCAN %v to the end: hits/misses redis %s/%s, node %s/%s", opts, rh, rm, nh, nm)
+		}
+	}
+}

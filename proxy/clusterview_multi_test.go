@@ -72,6 +72,10 @@ func TestClusterSlotsSeveralProxies(t *testing.T) {
 		want(t, "CLUSTER "+sub+" without an id", do(t, c, "CLUSTER", sub),
 			difftest.Err("ERR wrong number of arguments for 'cluster|"+strings.ToLower(sub)+"' command"))
 	}
+	for _, id := range []cluster.NodeID{e.self, other} {
+		want(t, "CLUSTER COUNT-FAILURE-REPORTS "+string(id), do(t, c, "CLUSTER", "COUNT-FAILURE-REPORTS", string(id)), difftest.Int(0))
+	}
+	want(t, "CLUSTER COUNT-FAILURE-REPORTS of an unknown id", do(t, c, "CLUSTER", "COUNT-FAILURE-REPORTS", "abc"), difftest.Err("ERR Unknown node abc"))
 
 	e.src.Set(e.view(&tab, nil, proxyMember(other, "127.0.0.1:7999", cluster.StateDead)))
 	waitFor(t, "one proxy in CLUSTER SLOTS", promptly, func() bool { return len(do(t, c, "CLUSTER", "SLOTS").Elems) == 1 })

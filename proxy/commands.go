@@ -147,6 +147,9 @@ var clusterCmds = []struct {
 	{name: "links", write: noArgs(clusterfmt.WriteLinks)},
 	{name: "replicas", nargs: 1, write: writeReplicas},
 	{name: "slaves", nargs: 1, write: writeReplicas},
+	{name: "count-failure-reports", nargs: 1, write: func(w *resp.Writer, l *clusterfmt.Layout, args [][]byte) {
+		clusterfmt.WriteCountFailureReports(w, l, args[0])
+	}},
 }
 
 func noArgs(write func(*resp.Writer, *clusterfmt.Layout)) func(*resp.Writer, *clusterfmt.Layout, [][]byte) {

@@ -830,6 +830,21 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "count-failure-reports", Arity: 3,
+				Flags: FlagAdmin | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Return the number of failure reports active for a given node",
+					Since:      "3.0.0",
+					Group:      "cluster",
+					Complexity: "O(N) where N is the number of failure reports",
+					Args: []Arg{
+						{Name: "node-id", Type: "string", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow,

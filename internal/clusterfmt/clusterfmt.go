@@ -181,6 +181,21 @@ func WriteReplicas(w *resp.Writer, l *Layout, id []byte) {
 	w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
 }
 
+// WriteCountFailureReports writes CLUSTER COUNT-FAILURE-REPORTS for the
+// node id: 0 for a known node, as Redis gives for a node no master has
+// flagged. Membership here is memberlist's, which settles a suspicion
+// among the members itself instead of collecting per-master reports, so
+// there are never reports to count.
+func WriteCountFailureReports(w *resp.Writer, l *Layout, id []byte) {
+	for i := range l.Nodes {
+		if l.Nodes[i].ID == string(id) {
+			w.Int(0)
+			return
+		}
+	}
+	w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+}
+
 // slotRange is a range with the node serving it.
 type slotRange struct {
 	Range

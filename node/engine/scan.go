@@ -184,11 +184,22 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 			continue
 		}
 		looked++
-		if e.ExpiredAt(c.Now) {
-			ks.expire(s, k, e)
+		// Redis 7.0's order: the pattern first (a key it filters out is
+		// not even expired), then TYPE's lookup, which counts a keyspace
+		// hit or miss as any read does, then the expiry.
+		if o.pattern != nil && !MatchString(o.pattern, k) {
 			continue
 		}
-		if o.pattern != nil && !MatchString(o.pattern, k) {
+		expired := e.ExpiredAt(c.Now)
+		if o.typ != nil {
+			if expired {
+				ks.Stats.KeyspaceMiss.Add(1)
+			} else {
+				ks.Stats.KeyspaceHits.Add(1)
+			}
+		}
+		if expired {
+			ks.expire(s, k, e)
 			continue
 		}
 		if o.typ != nil && !equalFoldASCII(o.typ, e.Kind.String()) {
