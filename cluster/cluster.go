@@ -53,6 +53,7 @@ type Cluster struct {
 	bg        sync.WaitGroup // metaLoop, direct sends
 	joins     sync.WaitGroup // the join in progress (startJoin)
 	joining   atomic.Bool
+	joinFails joinFailures // guarded by joining: one join runs at a time
 	closeOnce sync.Once
 	closeErr  error
 

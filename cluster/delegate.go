@@ -2,13 +2,9 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"log"
-	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/memberlist"
@@ -201,31 +197,4 @@ type event struct {
 	kind evKind
 	node nodeInfo
 	msg  message
-}
-
-// logBridge turns memberlist's "[LEVEL] memberlist: text" lines into slog
-// records.
-type logBridge struct{ log *slog.Logger }
-
-func newMemberlistLogger(l *slog.Logger) *log.Logger { return log.New(logBridge{l}, "", 0) }
-
-func (b logBridge) Write(p []byte) (int, error) {
-	line := string(bytes.TrimSpace(p))
-	level := slog.LevelInfo
-	for _, lv := range []struct {
-		prefix string
-		level  slog.Level
-	}{{"[DEBUG]", slog.LevelDebug}, {"[INFO]", slog.LevelInfo}, {"[WARN]", slog.LevelWarn}, {"[ERR]", slog.LevelError}} {
-		if rest, ok := strings.CutPrefix(line, lv.prefix); ok {
-			line, level = strings.TrimSpace(rest), lv.level
-			break
-		}
-	}
-	if level > slog.LevelDebug && strings.Contains(line, "use of closed network connection") {
-		// memberlist's gossip and probe loops race its Shutdown closing
-		// the sockets: not a fault worth an operator's attention.
-		level = slog.LevelDebug
-	}
-	b.log.Log(context.Background(), level, line)
-	return len(p), nil
 }

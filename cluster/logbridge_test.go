@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"bytes"
+	"errors"
+	"log"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLogBridge: memberlist's "[LEVEL] text" lines become slog records
@@ -24,5 +27,81 @@ func TestLogBridge(t *testing.T) {
 		if !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "[ERR]") {
 			t.Errorf("%q logged as %q, want %s", tt.line, out.String(), tt.want)
 		}
+	}
+}
+
+// TestLogBridgeFlood: a warning or error repeated packet after packet
+// (junk on the gossip port, a member with another gossip key) is logged
+// floodBurst times per floodWindow, whatever its sender; the next one
+// logged after the window counts those left out; key mismatches carry a
+// hint; debug lines are never held back.
+func TestLogBridgeFlood(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	b := &logBridge{
+		log:    slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		now:    func() time.Time { return now },
+		floods: map[string]*flood{},
+	}
+	l := log.New(b, "", 0)
+	for i := range 50 {
+		l.Printf("[ERR] memberlist: failed to receive: remote state is encrypted and encryption is not configured from=127.0.0.1:%d", 40000+i)
+		l.Printf("[ERR] memberlist: msg type (%d) not supported from=127.0.0.1:%d", i%7, 40000+i)
+		l.Printf("[DEBUG] memberlist: Stream connection from=127.0.0.1:%d", 40000+i)
+	}
+	count := func(s string) int { return strings.Count(out.String(), s) }
+	if n := count("encryption is not configured"); n != floodBurst {
+		t.Errorf("key mismatch lines logged %d times in one window, want %d:\n%s", n, floodBurst, out.String())
+	}
+	if n := count("not supported"); n != floodBurst {
+		t.Errorf("junk lines logged %d times in one window, want %d", n, floodBurst)
+	}
+	if n := count("Stream connection"); n != 50 {
+		t.Errorf("debug lines logged %d times, want all 50", n)
+	}
+	if n := count("hint=\"every member needs the same --gossip-key (or none)\""); n != floodBurst {
+		t.Errorf("key mismatch hint logged %d times, want %d", n, floodBurst)
+	}
+	out.Reset()
+	now = now.Add(floodWindow)
+	l.Printf("[ERR] memberlist: failed to receive: remote state is encrypted and encryption is not configured from=127.0.0.1:1")
+	if !strings.Contains(out.String(), "suppressed_similar=47") {
+		t.Errorf("first line of the next window does not count the 47 left out: %s", out.String())
+	}
+}
+
+// TestJoinFailureWarnings: failed joins are debug while members may still
+// be starting, then a warning every joinWarnEvery; a gossip key mismatch
+// warns at once; a join that succeeds after a warning says so.
+func TestJoinFailureWarnings(t *testing.T) {
+	var out bytes.Buffer
+	lg := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var f joinFailures
+	start := time.Unix(1000, 0)
+	refused := errors.New("dial tcp 127.0.0.1:7946: connect: connection refused")
+	for s := time.Duration(0); s < joinWarnAfter; s += time.Second {
+		f.note(lg, start.Add(s), []string{"a"}, 0, refused)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("warned before joinWarnAfter: %s", out.String())
+	}
+	f.note(lg, start.Add(joinWarnAfter), []string{"a"}, 0, refused)
+	f.note(lg, start.Add(joinWarnAfter+time.Second), []string{"a"}, 0, refused)
+	if n := strings.Count(out.String(), "cannot join any member"); n != 1 {
+		t.Fatalf("%d warnings once joins had failed for joinWarnAfter, want 1: %s", n, out.String())
+	}
+	f.note(lg, start.Add(joinWarnAfter+joinWarnEvery), []string{"a"}, 0, refused)
+	if n := strings.Count(out.String(), "cannot join any member"); n != 2 {
+		t.Fatalf("%d warnings after joinWarnEvery more, want 2", n)
+	}
+	f.note(lg, start.Add(time.Hour), []string{"a"}, 1, nil)
+	if !strings.Contains(out.String(), "msg=\"cluster: joined\"") {
+		t.Fatalf("no line for the join that ended the failures: %s", out.String())
+	}
+
+	out.Reset()
+	f.note(lg, start.Add(2*time.Hour), []string{"a"}, 0, errors.New("1 error occurred:\n\t* Failed to join 127.0.0.1:7946: encryption is configured but remote state is not encrypted"))
+	if !strings.Contains(out.String(), "cannot join any member") || !strings.Contains(out.String(), "--gossip-key") {
+		t.Fatalf("a gossip key mismatch did not warn at once with a hint: %s", out.String())
 	}
 }

@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -293,12 +295,50 @@ func (c *Cluster) startJoin(addrs []string) {
 		defer c.joins.Done()
 		defer c.joining.Store(false)
 		n, err := c.ml.Join(addrs)
-		if err != nil {
-			c.log.Debug("cluster: join", "addrs", addrs, "err", err)
-			return
-		}
-		c.log.Debug("cluster: joined", "addrs", addrs, "contacted", n)
+		c.joinFails.note(c.log, time.Now(), addrs, n, err)
 	}()
+}
+
+// joinFailures decides when failed joins are worth a warning. Members
+// started one after another fail to join for a moment as a matter of
+// course, so a failure is debug until joins have failed for
+// joinWarnAfter, and then a warning every joinWarnEvery; a gossip key
+// mismatch, which never heals by itself, warns at once.
+type joinFailures struct {
+	since, warned time.Time // first failure of the run; last warning
+}
+
+const (
+	joinWarnAfter = 10 * time.Second
+	joinWarnEvery = 30 * time.Second
+)
+
+func (f *joinFailures) note(log *slog.Logger, now time.Time, addrs []string, contacted int, err error) {
+	if err == nil {
+		if !f.warned.IsZero() {
+			log.Info("cluster: joined", "addrs", addrs, "contacted", contacted, "after_failing_for", now.Sub(f.since).Round(time.Second))
+		} else {
+			log.Debug("cluster: joined", "addrs", addrs, "contacted", contacted)
+		}
+		*f = joinFailures{}
+		return
+	}
+	if f.since.IsZero() {
+		f.since = now
+	}
+	keys := isKeyMismatch(err.Error())
+	if (!keys && now.Sub(f.since) < joinWarnAfter) || (!f.warned.IsZero() && now.Sub(f.warned) < joinWarnEvery) {
+		log.Debug("cluster: join", "addrs", addrs, "err", err)
+		return
+	}
+	f.warned = now
+	// memberlist's multierror spreads over lines; a log line should not.
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\t* ", " ")), " ")
+	attrs := []any{"addrs", addrs, "failing_for", now.Sub(f.since).Round(time.Second), "err", msg}
+	if keys {
+		attrs = append(attrs, "hint", "every member needs the same --gossip-key (or none)")
+	}
+	log.Warn("cluster: cannot join any member; retrying", attrs...)
 }
 
 // antiEntropy sends our whole table directly to an alive member whose
