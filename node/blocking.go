@@ -91,8 +91,11 @@ type waiter struct {
 	slot  uint16
 	proto int
 	// conn is the client's connection, asked whether the client has
-	// closed it before the waiter is served (peerGone).
-	conn net.Conn
+	// closed it before the waiter is served (peerGone); killed is the
+	// client's CLIENT KILL mark, set before the kill closes conn from our
+	// side, which the peer-closed check cannot see.
+	conn   net.Conn
+	killed *atomic.Bool
 
 	state atomic.Int32
 	done  chan struct{} // closed by whoever moves state off waitPending
@@ -300,14 +303,15 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 	}
 }
 
-// peerGone reports whether w's client has closed its connection, which
-// the client's own reader may not have noticed yet, and if so finishes
+// peerGone reports whether w's client has closed its connection, or was
+// killed by CLIENT KILL, which the client's own reader may not have
+// noticed yet, and if so finishes
 // and unlinks w. Serving it would hand an element (or a group's entry)
 // to a client that can never read it: the element would be lost, where
 // Redis, which reads the close before it runs the next command, keeps
 // it. The caller holds w's shard.
 func (s *Server) peerGone(w *waiter) bool {
-	if w.conn == nil || !rawio.PeerClosed(w.conn) {
+	if !(w.killed != nil && w.killed.Load()) && (w.conn == nil || !rawio.PeerClosed(w.conn)) {
 		return false
 	}
 	s.blk.finish(w, waitGone)

@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -154,7 +153,7 @@ func (s *Server) serveOrRegister(c *client, sh *engine.Shard, req *blockReq) *wa
 		s.serveBlocked(sh, c.nowMs) // a BLMOVE may have fed another waiter
 		return nil
 	}
-	w := newWaiter(req, sh.Slot, c.w.Proto, c.nc)
+	w := newWaiter(req, sh.Slot, c)
 	c.blocked.Store(w) // before blocked_clients counts it: see wait
 	s.blk.register(w)
 	return w
@@ -182,8 +181,8 @@ func (s *Server) tryServe(c *client, sh *engine.Shard, req *blockReq, now int64)
 
 // newWaiter copies what req needs past the command (its arguments live
 // in the connection's read buffer).
-func newWaiter(req *blockReq, slot uint16, proto int, conn net.Conn) *waiter {
-	w := &waiter{req: *req, slot: slot, proto: proto, conn: conn, done: make(chan struct{})}
+func newWaiter(req *blockReq, slot uint16, c *client) *waiter {
+	w := &waiter{req: *req, slot: slot, proto: c.w.Proto, conn: c.nc, killed: &c.killed, done: make(chan struct{})}
 	w.req.keys = make([][]byte, len(req.keys))
 	for i, k := range req.keys {
 		w.req.keys[i] = []byte(string(k))

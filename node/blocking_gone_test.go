@@ -36,39 +36,82 @@ func TestPushAfterBlockedClientCloses(t *testing.T) {
 			[]string{"XADD", "{j}s", "*", "f", "v"}, []string{"XREADGROUP", "GROUP", "g", "live", "NOACK", "STREAMS", "{j}s", ">"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			for round := range 20 {
-				c.DoStrings("DEL", "{j}q")
-				c.DoStrings("DEL", "{j}work")
-				blocked := dialDiff(t, addr)
-				var args [][]byte
-				for _, a := range tc.block {
-					args = append(args, []byte(a))
-				}
-				if err := blocked.Send(args...); err != nil {
-					t.Fatal(err)
-				}
-				waitBlockedClients(t, c, 1)
-				blocked.Close()
-				if _, err := c.DoStrings(tc.push...); err != nil {
-					t.Fatal(err)
-				}
-				v, err := c.DoStrings(tc.check...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tc.name == "XREADGROUP NOACK" {
-					// The entry is still there for a living consumer.
-					if len(v.Elems) != 1 || len(v.Elems[0].Elems) != 2 || len(v.Elems[0].Elems[1].Elems) != 1 {
-						t.Fatalf("round %d: a living consumer read %v: the entry went to the closed client", round, v)
-					}
-					continue
-				}
-				if v.Int != 1 {
-					t.Fatalf("round %d: %v = %v: the element went to the closed client", round, tc.check, v)
+		for _, kill := range []bool{false, true} {
+			name := tc.name
+			if kill {
+				name += " killed"
+			}
+			t.Run(name, func(t *testing.T) { pushAfterGone(t, c, addr, tc.name, tc.block, tc.push, tc.check, kill) })
+		}
+	}
+}
+
+// pushAfterGone runs one case of TestPushAfterBlockedClientCloses: the
+// blocked client closes its connection, or (kill) is killed by CLIENT
+// KILL sent in one write with the push, which Redis runs in order: the
+// kill unblocks the client before the push can serve it.
+func pushAfterGone(t *testing.T, c *difftest.Conn, addr, name string, block, push, check []string, kill bool) {
+	rounds := 20
+	if kill {
+		// The killed client's goroutines notice the close a moment after
+		// CLIENT KILL returns; the push wins that race a few times in a
+		// hundred.
+		rounds = 150
+	}
+	for round := range rounds {
+		c.DoStrings("DEL", "{j}q")
+		c.DoStrings("DEL", "{j}work")
+		blocked := dialDiff(t, addr)
+		id, err := blocked.DoStrings("CLIENT", "ID")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args [][]byte
+		for _, a := range block {
+			args = append(args, []byte(a))
+		}
+		if err := blocked.Send(args...); err != nil {
+			t.Fatal(err)
+		}
+		waitBlockedClients(t, c, 1)
+		if kill {
+			var raw []byte
+			for _, cmd := range [][]string{{"CLIENT", "KILL", "ID", strconv.FormatInt(id.Int, 10)}, push} {
+				raw = append(raw, "*"+strconv.Itoa(len(cmd))+"\r\n"...)
+				for _, a := range cmd {
+					raw = append(raw, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
 				}
 			}
-		})
+			if err := c.WriteRaw(raw); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := c.Receive(); err != nil || v.Int != 1 {
+				t.Fatalf("CLIENT KILL ID: %v %v", v, err)
+			}
+			if _, err := c.Receive(); err != nil {
+				t.Fatal(err)
+			}
+			blocked.Close()
+		} else {
+			blocked.Close()
+			if _, err := c.DoStrings(push...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err := c.DoStrings(check...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "XREADGROUP NOACK" {
+			// The entry is still there for a living consumer.
+			if len(v.Elems) != 1 || len(v.Elems[0].Elems) != 2 || len(v.Elems[0].Elems[1].Elems) != 1 {
+				t.Fatalf("round %d: a living consumer read %v: the entry went to the gone client", round, v)
+			}
+			continue
+		}
+		if v.Int != 1 {
+			t.Fatalf("round %d: %v = %v: the element went to the gone client", round, check, v)
+		}
 	}
 }
 

@@ -85,7 +85,7 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 	}
 	if !served {
 		if req.Block {
-			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c.w.Proto, c.nc)
+			w := newWaiter(&blockReq{op: opStream, keys: req.Keys, timeoutMs: req.TimeoutMs, xr: req.Clone()}, sh.Slot, c)
 			c.blocked.Store(w) // before blocked_clients counts it: see wait
 			s.blk.register(w)
 			return w

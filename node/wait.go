@@ -17,7 +17,7 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	case n <= 0 || c.txCtx != nil:
 		c.w.Int(0)
 	default:
-		w := &waiter{req: blockReq{op: opWait, timeoutMs: ms}, proto: c.w.Proto, conn: c.nc, done: make(chan struct{})}
+		w := &waiter{req: blockReq{op: opWait, timeoutMs: ms}, proto: c.w.Proto, conn: c.nc, killed: &c.killed, done: make(chan struct{})}
 		c.blocked.Store(w) // before blocked_clients counts it: see wait
 		s.blk.count(w)     // no keys: nothing to queue it on
 		s.wait(c, w)
