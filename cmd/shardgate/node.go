@@ -41,6 +41,7 @@ type nodeGossipFlags struct {
 	autoRebalance bool
 	drainOnExit   bool
 	drainTimeout  time.Duration
+	drainLinger   time.Duration
 	migrateBatch  int
 	fenceWait     time.Duration
 }
@@ -58,6 +59,7 @@ func (g *nodeGossipFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.autoRebalance, "auto-rebalance", true, "cluster mode: move slots online whenever nodes join or leave so every node holds its weight's share; false: only on 'shardgate cluster rebalance' (draining nodes are emptied either way)")
 	fs.BoolVar(&g.drainOnExit, "drain-on-exit", false, "cluster mode: on SIGTERM/SIGINT, move every slot of this node to the others before exiting (bounded by --drain-timeout)")
 	fs.DurationVar(&g.drainTimeout, "drain-timeout", 5*time.Minute, "cluster mode: how long --drain-on-exit waits for the slots to move before exiting anyway")
+	fs.DurationVar(&g.drainLinger, "drain-linger", 5*time.Second, "cluster mode: once --drain-on-exit has moved every slot away, how long the node keeps answering MOVED before it exits, so cluster-aware clients that still route to it learn the new owners instead of meeting a closed port (0: exit at once)")
 	fs.IntVar(&g.migrateBatch, "migrate-batch", 64, "cluster mode: the most slots one migration moves at once")
 	fs.DurationVar(&g.fenceWait, "fence-wait", time.Second, "cluster mode: how long a command for a slot in the last step of its migration waits before it gets TRYAGAIN")
 	fs.StringVar(&g.announce, "announce", "", "cluster mode: RESP address (host:port) announced to the cluster, in MOVED replies and CLUSTER SLOTS; empty: --addr, with an address of this machine if --addr listens on all interfaces")
@@ -70,7 +72,7 @@ func (g *nodeGossipFlags) enabled() bool {
 
 // nodeClusterFlags are the flags that only mean something in cluster mode.
 var nodeClusterFlags = []string{"bootstrap-expect", "gossip-key", "gossip-fast", "reassign-after", "gossip-advertise", "announce",
-	"weight", "auto-rebalance", "drain-on-exit", "drain-timeout", "migrate-batch", "fence-wait"}
+	"weight", "auto-rebalance", "drain-on-exit", "drain-timeout", "drain-linger", "migrate-batch", "fence-wait"}
 
 // config checks the flags and builds the cluster member's configuration,
 // all but the RESP address to announce (known once the node listens).
@@ -100,6 +102,8 @@ func (g *nodeGossipFlags) config(log *slog.Logger) (cluster.Config, error) {
 		return cfg, fmt.Errorf("--fence-wait must be a positive duration, got %s", g.fenceWait)
 	case g.drainTimeout <= 0:
 		return cfg, fmt.Errorf("--drain-timeout must be a positive duration, got %s", g.drainTimeout)
+	case g.drainLinger < 0:
+		return cfg, fmt.Errorf("--drain-linger must be 0 or a positive duration, got %s", g.drainLinger)
 	}
 	cfg.Weight = uint32(g.weight)
 	if g.reassignAfter < 0 {
@@ -280,7 +284,7 @@ Flags:
 		}
 		opts.Migration = mo
 		if gf.drainOnExit {
-			ctx = drainOnExit(ctx, member, gf.drainTimeout, log)
+			ctx = drainOnExit(ctx, member, gf.drainTimeout, gf.drainLinger, log)
 		}
 	}
 	srv, err := node.New(opts)
@@ -313,7 +317,14 @@ const convergeWait = 10 * time.Second
 // the node has handed all its slots to the others and every member has
 // learned so, or drainTimeout later: until then the node keeps serving,
 // so the migrations can run.
-func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Duration, log *slog.Logger) context.Context {
+//
+// Once drained it serves linger longer, answering MOVED for every key:
+// the members and proxies know the new owners, but a cluster-aware client
+// learns them only from a MOVED (or its periodic refresh: every 60 s in
+// go-redis), and one that still routes the last slots here would meet a
+// closed port, which go-redis retries on the same node and then returns
+// to the application.
+func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout, linger time.Duration, log *slog.Logger) context.Context {
 	serve, stop := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		defer stop()
@@ -326,63 +337,78 @@ func drainOnExit(ctx context.Context, member *cluster.Cluster, timeout time.Dura
 		again := make(chan os.Signal, 1)
 		signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
 		defer signal.Stop(again)
-		log.Info("draining before exit: moving this node's slots to the others (a second signal exits at once)", "timeout", timeout)
-		if err := member.SetDraining(true); err != nil {
-			log.Warn("draining", "err", err)
+		if !drainSlots(member, timeout, log, again) || linger <= 0 {
 			return
 		}
-		deadline := time.After(timeout)
-		var (
-			drainedAt time.Time
-			push      <-chan time.Time // next push while drained but not converged
-		)
-		for {
-			ch := member.Changes()
-			v := member.View()
-			n := len(v.Ranges(v.Self))
-			if n == 0 {
-				// Leaving before the others know the last slots moved
-				// would leave them routing to a dead node (CLUSTERDOWN
-				// at the proxies, redirections to a closed port) until
-				// gossip caught up, seconds later: push them the table
-				// and wait until every member announces it, for a
-				// while (a member that never does must not hold the
-				// exit for the whole drain timeout).
-				if v.Converged() {
-					log.Info("drained: no slots left here, and every member knows")
-					return
-				}
-				now := time.Now()
-				if drainedAt.IsZero() {
-					drainedAt = now
-					log.Info("drained: no slots left here; waiting for the other members to learn the final slot table")
-				} else if now.Sub(drainedAt) >= convergeWait {
-					log.Warn("drained, but not every member announced the final slot table: exiting", "waited", convergeWait)
-					return
-				}
-				if push == nil {
-					if err := member.PushTable(); err != nil {
-						log.Warn("drained: sending the slot table", "err", err)
-					}
-					push = time.After(pushTableEvery)
-				}
-			}
-			select {
-			case <-ch:
-			case <-push:
-				push = nil
-			case <-deadline:
-				if n == 0 {
-					log.Warn("drain timed out waiting for the other members to learn the final slot table: exiting")
-					return
-				}
-				log.Warn("drain timed out: exiting with slots still here", "ranges", n)
-				return
-			case <-again:
-				log.Warn("second signal: exiting without finishing the drain", "ranges", n)
-				return
-			}
+		log.Info("drained: answering MOVED before exiting, so cluster clients learn the new owners", "linger", linger)
+		select {
+		case <-time.After(linger):
+		case <-again:
+			log.Warn("second signal: exiting without lingering")
 		}
 	}()
 	return serve
+}
+
+// drainSlots moves every slot of this node away and waits until the
+// members know (see drainOnExit). It reports whether the node ended up
+// drained (a timeout or a second signal leaves it not).
+func drainSlots(member *cluster.Cluster, timeout time.Duration, log *slog.Logger, again <-chan os.Signal) bool {
+	log.Info("draining before exit: moving this node's slots to the others (a second signal exits at once)", "timeout", timeout)
+	if err := member.SetDraining(true); err != nil {
+		log.Warn("draining", "err", err)
+		return false
+	}
+	deadline := time.After(timeout)
+	var (
+		drainedAt time.Time
+		push      <-chan time.Time // next push while drained but not converged
+	)
+	for {
+		ch := member.Changes()
+		v := member.View()
+		n := len(v.Ranges(v.Self))
+		if n == 0 {
+			// Leaving before the others know the last slots moved would
+			// leave them routing to a dead node (CLUSTERDOWN at the
+			// proxies, redirections to a closed port) until gossip
+			// caught up, seconds later: push them the table and wait
+			// until every member announces it, for a while (a member
+			// that never does must not hold the exit for the whole
+			// drain timeout).
+			if v.Converged() {
+				log.Info("drained: no slots left here, and every member knows")
+				return true
+			}
+			now := time.Now()
+			if drainedAt.IsZero() {
+				drainedAt = now
+				log.Info("drained: no slots left here; waiting for the other members to learn the final slot table")
+			} else if now.Sub(drainedAt) >= convergeWait {
+				log.Warn("drained, but not every member announced the final slot table: exiting", "waited", convergeWait)
+				return true
+			}
+			if push == nil {
+				if err := member.PushTable(); err != nil {
+					log.Warn("drained: sending the slot table", "err", err)
+				}
+				push = time.After(pushTableEvery)
+			}
+		}
+		select {
+		case <-ch:
+		case <-push:
+			push = nil
+		case <-deadline:
+			if n == 0 {
+				log.Warn("drain timed out waiting for the other members to learn the final slot table: exiting")
+				return true
+			}
+			log.Warn("drain timed out: exiting with slots still here", "ranges", n)
+			return false
+		case <-again:
+			log.Warn("second signal: exiting without finishing the drain", "ranges", n)
+			return false
+		}
+	}
 }

@@ -35,6 +35,7 @@ func TestNodeMigrationFlags(t *testing.T) {
 		{append(cl, "--fence-wait", "-1s"), "--fence-wait must be a positive duration, got -1s"},
 		{append(cl, "--drain-timeout", "0"), "--drain-timeout must be a positive duration, got 0s"},
 		{append(cl, "--drain-timeout", "-5m"), "--drain-timeout must be a positive duration, got -5m0s"},
+		{append(cl, "--drain-linger", "-1s"), "--drain-linger must be 0 or a positive duration, got -1s"},
 		{append(cl, "--auto-rebalance=maybe"), `invalid boolean value "maybe" for -auto-rebalance`},
 		// Without --gossip or --join every one of them is refused, even
 		// when set to its default.
@@ -67,6 +68,7 @@ func TestNodeMigrationFlags(t *testing.T) {
 		{"auto-rebalance", "(default true)"},
 		{"drain-on-exit", "SIGTERM"},
 		{"drain-timeout", "(default 5m0s)"},
+		{"drain-linger", "(default 5s)"},
 		{"migrate-batch", "(default 64)"},
 		{"fence-wait", "(default 1s)"},
 	} {
@@ -279,7 +281,7 @@ func TestNodeDrainOnExit(t *testing.T) {
 	common := []string{"--addr", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--gossip-fast", "--bootstrap-expect", "3"}
 	a := startNodeCmd(t, common...)
 	o := startNodeCmd(t, append(common, "--join", a.gossip)...)
-	b := startNodeCmd(t, append(common, "--join", a.gossip, "--drain-on-exit", "--drain-timeout", "20s", "--migrate-batch", "512")...)
+	b := startNodeCmd(t, append(common, "--join", a.gossip, "--drain-on-exit", "--drain-timeout", "20s", "--migrate-batch", "512", "--drain-linger", "2s")...)
 	for _, n := range []*runningNode{a, o, b} {
 		waitClusterOK(t, n.addr, "3")
 	}
@@ -296,10 +298,23 @@ func TestNodeDrainOnExit(t *testing.T) {
 	data.check(t, cc, "before the drain")
 
 	start := time.Now()
-	if rc := b.stop(); rc != 0 {
+	stopped := make(chan int, 1)
+	go func() { stopped <- b.stop() }()
+	// Drained, the node lingers answering MOVED: cc, whose slot map still
+	// sends b's slots to b (it has been idle since before the drain),
+	// learns the new owners from it, so it does not meet b's closed port
+	// after the exit.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(b.logs.String(), "answering MOVED before exiting"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no linger line in the draining node's log:\n%s", b.logs.String())
+		}
+	}
+	data.check(t, cc, "while the drained node lingers")
+	if rc := <-stopped; rc != 0 {
 		t.Fatalf("node exited %d:\n%s", rc, b.logs.String())
 	}
 	took := time.Since(start)
+	data.check(t, cc, "after the drained node exited, with the map it learned while the node lingered")
 	logs := b.logs.String()
 	t.Logf("drained and exited in %s", took)
 	for _, want := range []string{"draining before exit", "drained: no slots left here", "node shut down"} {
