@@ -185,8 +185,13 @@ const directWriteMin = 256 << 10
 // writeOut writes b to the node; on failure it closes the socket, and the
 // reader then fails everything queued. A big write goes in pieces, each
 // one noted as progress, so that the watchdog does not take a 512 MB
-// value still moving at the node's pace for a node that stopped.
+// value still moving at the node's pace for a node that stopped. Smaller
+// writes are not progress: a stopped process's kernel keeps taking them
+// into its socket buffer, and counting them let a steady trickle of
+// commands keep a stopped node's connection alive for as long as the
+// trickle lasted.
 func (c *nodeConn) writeOut(b []byte) bool {
+	big := len(b) > writePiece
 	for len(b) > 0 {
 		n := min(len(b), writePiece)
 		if _, err := c.nc.Write(b[:n]); err != nil {
@@ -194,7 +199,9 @@ func (c *nodeConn) writeOut(b []byte) bool {
 			return false
 		}
 		b = b[n:]
-		c.progress.Store(time.Now().UnixNano())
+		if big {
+			c.progress.Store(time.Now().UnixNano())
+		}
 	}
 	return true
 }
@@ -476,7 +483,11 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		return nil, err
 	}
 	if err != nil {
-		p.downUntil = now.Add(p.srv.opts.RedialBackoff)
+		// From the failure, not from the attempt: a handshake with a
+		// stopped node takes DialTimeout+NodeTimeout, longer than the
+		// backoff, and the requests queued behind it would each try
+		// again, one full handshake after another.
+		p.downUntil = time.Now().Add(p.srv.opts.RedialBackoff)
 		p.down.Store(true)
 		if p.lastErr == nil || p.lastErr.Error() != err.Error() {
 			p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)

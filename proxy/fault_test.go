@@ -337,6 +337,104 @@ func TestSilentNode(t *testing.T) {
 	}
 }
 
+// TestSilentNodeUnderTrickle: commands that keep arriving for a node that
+// never answers (a stopped process, whose kernel still takes them in) do
+// not keep its connection alive: the oldest request fails after about
+// NodeTimeout, not NodeTimeout after the last one sent.
+func TestSilentNodeUnderTrickle(t *testing.T) {
+	const (
+		timeout = 300 * time.Millisecond
+		trickle = 3 * time.Second
+	)
+	hung := fakeNode(t, silent)
+	addr, topo := clusterWith(t, []string{"", hung}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 50 * time.Millisecond})
+	k1 := keyOnNode(t, topo, 1, "b")
+	c := dial(t, addr, 2)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A client runs one batch at a time, so the trickle comes from
+		// many clients, as from a client library's connection pool.
+		var others []*difftest.Conn
+		defer func() {
+			for _, o := range others {
+				o.Close()
+			}
+		}()
+		for end := time.Now().Add(trickle); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			o, err := difftest.Dial(addr)
+			if err != nil {
+				return
+			}
+			others = append(others, o)
+			if err := o.Send([]byte("GET"), []byte(k1)); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(20 * time.Millisecond) // the trickle is flowing
+	start := time.Now()
+	if v := do(t, c, "GET", k1); !v.IsError() {
+		t.Errorf("GET on a silent node's slot: %v, want an error", v)
+	}
+	if d := time.Since(start); d > trickle/2 {
+		t.Errorf("the silent node's request failed after %v with commands trickling in; want about NodeTimeout (%v)", d, timeout)
+	}
+}
+
+// TestSilentNodeHandshakeBackoff: with a handshake to do (a node
+// password), a node that accepts and never answers costs one handshake
+// timeout, after which the requests queued behind it fail at once with
+// CLUSTERDOWN for the backoff (shorter than the handshake timeout here,
+// as by default); they used to try one full handshake each,
+// one after another.
+func TestSilentNodeHandshakeBackoff(t *testing.T) {
+	const (
+		dialTimeout = 100 * time.Millisecond
+		nodeTimeout = 300 * time.Millisecond
+		clients     = 6
+	)
+	hung := fakeNode(t, silent)
+	addr, topo := clusterWith(t, []string{"", hung}, proxy.Options{
+		NodePassword: "pw", DialTimeout: dialTimeout, NodeTimeout: nodeTimeout, RedialBackoff: 100 * time.Millisecond,
+	})
+	k1 := keyOnNode(t, topo, 1, "b")
+	conns := make([]*difftest.Conn, clients)
+	for i := range conns {
+		conns[i] = dial(t, addr, 2)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	replies := make([]difftest.Value, clients)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i], _ = c.DoStrings("GET", k1)
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	for i, v := range replies {
+		if !v.IsError() {
+			t.Errorf("client %d: GET on a silent node's slot: %v, want an error", i, v)
+		}
+	}
+	// One handshake timeout is DialTimeout+NodeTimeout (400 ms); one each
+	// would take 2.4 s.
+	if limit := 3 * (dialTimeout + nodeTimeout); took > limit {
+		t.Errorf("%d clients of a silent node answered after %v; want about one handshake timeout (%v), under %v",
+			clients, took, dialTimeout+nodeTimeout, limit)
+	}
+}
+
 // TestInFlightRequestsFailWhenNodeDies: a node that reads a request and
 // drops the connection without answering fails the request with the
 // connection-lost error at once, not after NodeTimeout.
