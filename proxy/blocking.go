@@ -391,11 +391,33 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 		deadline = t.C
 	}
 	events, stopWatch := c.watchClient()
+	var (
+		unblocked <-chan struct{} // the pending CLIENT UNBLOCK's reply
+		unblockR  *request
+		retry     <-chan time.Time
+		backoff   = unblockRetryMin
+	)
 wait:
 	for {
 		select {
 		case <-c.b.done:
 			break wait
+		case <-unblocked:
+			unblocked = nil
+			// 0: the node has not blocked the command yet (the unblock
+			// overtook it on the shared connection) or has just served
+			// it. Ask again shortly, until its reply comes: a command
+			// left blocked for a gone client would take the next
+			// element pushed.
+			if v := decodeReply(unblockR.reply); v.Type == ':' && v.Int == 0 {
+				retry = time.After(backoff)
+				backoff = min(2*backoff, unblockRetryMax)
+			}
+		case <-retry:
+			retry = nil
+			if r, ok := c.unblockOnNode(st, nil); ok {
+				unblockR, unblocked = r, r.b.done
+			}
 		case ev := <-events:
 			if ev == clientQuit {
 				// Redis leaves a client that sent QUIT blocked: the
@@ -410,10 +432,11 @@ wait:
 			// client already, and its reply, read off the connection,
 			// can be given back (returnPopped). A node that ignores
 			// the unblock is cut off.
-			if !c.unblockOnNode(st, nil) {
+			r, ok := c.unblockOnNode(st, nil)
+			if !ok {
 				conn.nc.Close()
 				cut = true
-			} else if deadline == nil {
+			} else if unblockR, unblocked = r, r.b.done; deadline == nil {
 				t := time.NewTimer(c.srv.opts.NodeTimeout)
 				defer t.Stop()
 				deadline = t.C
@@ -458,23 +481,31 @@ func (c *nodeConn) storeNodeID(reply []byte) {
 }
 
 // unblockOnNode sends CLIENT UNBLOCK for st's node-side client on the
-// client's shared connection to st's node, without waiting for the reply
-// (the blocked command's reply says what happened). mode is nil
-// (TIMEOUT) or the client's TIMEOUT|ERROR argument. It returns false if
-// it could not be sent.
-func (c *client) unblockOnNode(st *blockState, mode []byte) bool {
+// client's shared connection to st's node and returns its request, whose
+// reply (1 or 0) may be waited for; the blocked command's reply says what
+// happened. mode is nil (TIMEOUT) or the client's TIMEOUT|ERROR argument.
+// It returns false if it could not be sent.
+func (c *client) unblockOnNode(st *blockState, mode []byte) (*request, bool) {
 	args, ok := st.unblockArgs(mode)
 	if !ok {
-		return false
+		return nil, false
 	}
 	conn, err := c.srv.route.pool(st.node).sharedConn(c.w.Proto, c.connIdx())
 	if err != nil {
-		return false
+		return nil, false
 	}
 	r := &request{b: newBatch()}
 	r.b.remaining.Store(1)
-	return conn.send([]*request{r}, resp.AppendCommand(nil, args))
+	return r, conn.send([]*request{r}, resp.AppendCommand(nil, args))
 }
+
+// unblockRetryMin and unblockRetryMax bound the pause before asking a
+// node again to unblock a gone client's command that it had not blocked
+// yet.
+const (
+	unblockRetryMin = 2 * time.Millisecond
+	unblockRetryMax = 50 * time.Millisecond
+)
 
 // unblockArgs returns the CLIENT UNBLOCK command for the node, marking st
 // as being unblocked; false if st has finished or its node-side id is not

@@ -608,6 +608,33 @@ func TestBlockingClientLeavesPushAtOnce(t *testing.T) {
 	})
 }
 
+// TestBlockingClientGoneAtOnce: a client that closes right after sending
+// a blocking command (before the node has blocked it, so the first CLIENT
+// UNBLOCK overtakes it) leaves nothing blocked on the node: a push a
+// moment later is not taken for it, as in Redis. The unblock used to be
+// sent once, and the command then stayed blocked for NodeTimeout.
+func TestBlockingClientGoneAtOnce(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		node := e.nodeOf("q").Addr
+		b := dial(t, e.addr, 2)
+		for round := range 10 {
+			do(t, b, "DEL", "q", "{q}dst")
+			a := dial(t, e.addr, 2)
+			send(t, a, "BLMOVE", "q", "{q}dst", "RIGHT", "LEFT", "0")
+			a.Close()
+			// Well under NodeTimeout (300 ms), well over the unblock's
+			// retries.
+			time.Sleep(blockNodeTimeout / 4)
+			if n := blockedOn(t, node); n != 0 {
+				t.Fatalf("round %d: %d clients still blocked on the node %v after their client left", round, n, blockNodeTimeout/4)
+			}
+			do(t, b, "RPUSH", "q", "a", "b")
+			want(t, fmt.Sprintf("round %d: LRANGE q", round), do(t, b, "LRANGE", "q", "0", "-1"), arr("a", "b"))
+			want(t, fmt.Sprintf("round %d: LLEN {q}dst", round), do(t, b, "LLEN", "{q}dst"), difftest.Int(0))
+		}
+	})
+}
+
 // TestBlockingWait: WAIT for replicas blocks on a dedicated node
 // connection, so the shared ones keep serving other clients meanwhile; it
 // answers 0 after its timeout or at CLIENT UNBLOCK, at once for 0 replicas
