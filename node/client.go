@@ -146,6 +146,19 @@ func (c *client) setAuthed(ok bool) {
 	c.rd.Unauthenticated = !ok
 }
 
+// authRequired is Redis's authRequired: the client has not authenticated
+// and a password is set now. A password cleared by CONFIG SET frees the
+// clients that connected while it was set (and lifts the reader's
+// tighter limits for them); one set again binds them again.
+func (c *client) authRequired() bool {
+	if c.authed {
+		return false
+	}
+	need := c.srv.cfg.RequirePass() != ""
+	c.rd.Unauthenticated = need
+	return need
+}
+
 // setProto switches the reply protocol (HELLO, RESET).
 func (c *client) setProto(p int) {
 	c.w.Proto = p

@@ -572,3 +572,10 @@ func TestDiffClientReplySkipReset(t *testing.T) {
 	c.Do(t, "ECHO", "after reset")
 	c.Do(t, "ECHO", "again")
 }
+
+// TestDiffPasswordCleared: clearing the password with CONFIG SET serves
+// the clients that connected while it was set, as Redis's authRequired
+// does (difftest.PasswordClearedScenario).
+func TestDiffPasswordCleared(t *testing.T) {
+	difftest.PasswordClearedScenario(t, difftest.Start(t))
+}

@@ -64,7 +64,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 	c.setLastCmd(cmdlookup.Found(cmd, args))
 	if cmd == nil {
 		if s.mig != nil && equalFoldASCII(args[0], "shardgate") && c.multi == nil {
-			if !c.authed {
+			if c.authRequired() {
 				c.reject(resp.ErrNoAuth)
 				return
 			}
@@ -82,7 +82,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.rejectCmd(cmd, refusal)
 		return
 	}
-	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
+	if !cmd.Has(slots.FlagNoAuth) && c.authRequired() {
 		c.rejectCmd(cmd, resp.ErrNoAuth)
 		return
 	}

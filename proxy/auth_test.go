@@ -136,3 +136,10 @@ func TestNodePassword(t *testing.T) {
 		t.Errorf("GET with no node password: %v, want an error", v)
 	}
 }
+
+// TestDiffPasswordCleared: clearing the proxy's password with CONFIG SET
+// serves the clients that connected while it was set, as Redis's
+// authRequired does (difftest.PasswordClearedScenario).
+func TestDiffPasswordCleared(t *testing.T) {
+	difftest.PasswordClearedScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
+}

@@ -168,7 +168,7 @@ func init() {
 				c.local.Error(fmt.Sprintf(resp.ErrWrongArgs, "cluster|"+v.name))
 				return
 			}
-			if !c.authed {
+			if c.authRequired() {
 				c.local.Error(resp.ErrNoAuth)
 				return
 			}

@@ -125,7 +125,7 @@ func (c *client) handleCommand(args [][]byte) {
 		c.rejectCmd(cmd, refusal)
 		return
 	}
-	if !c.authed && !cmd.Has(slots.FlagNoAuth) {
+	if !cmd.Has(slots.FlagNoAuth) && c.authRequired() {
 		c.rejectCmd(cmd, resp.ErrNoAuth)
 		return
 	}
@@ -210,7 +210,7 @@ func (s *Server) firstNode() int {
 // request, Redis's silent disconnect).
 func (c *client) unknownCommand(args [][]byte, refusal string) {
 	if c.segmentCommand(nil, args) {
-		if !c.authed {
+		if c.authRequired() {
 			c.reject(resp.ErrNoAuth)
 			return
 		}
