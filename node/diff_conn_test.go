@@ -579,3 +579,9 @@ func TestDiffClientReplySkipReset(t *testing.T) {
 func TestDiffPasswordCleared(t *testing.T) {
 	difftest.PasswordClearedScenario(t, difftest.Start(t))
 }
+
+// TestDiffCommandsProcessed: total_commands_processed counts what Redis's
+// call() runs (difftest.CommandsProcessedScenario).
+func TestDiffCommandsProcessed(t *testing.T) {
+	difftest.CommandsProcessedScenario(t, difftest.Start(t))
+}

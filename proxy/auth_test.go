@@ -143,3 +143,9 @@ func TestNodePassword(t *testing.T) {
 func TestDiffPasswordCleared(t *testing.T) {
 	difftest.PasswordClearedScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
 }
+
+// TestDiffCommandsProcessed: total_commands_processed counts what Redis's
+// call() runs (difftest.CommandsProcessedScenario).
+func TestDiffCommandsProcessed(t *testing.T) {
+	difftest.CommandsProcessedScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
+}

@@ -56,7 +56,13 @@ type client struct {
 	local resp.Writer // replies the proxy made itself, referenced by ops
 	reqs  []*request  // request pool; reqs[:nreq] are in use
 	nreq  int
-	sends []nodeSend // by node index
+	// uncounted is how many of the batch's ops total_commands_processed
+	// leaves out, as Redis counts only what call() runs: commands
+	// refused before running (unknown, arity, NOAUTH, CROSSSLOT) and
+	// commands queued by MULTI, which count when EXEC runs them (so an
+	// EXEC adds its transaction's commands: negative).
+	uncounted int
+	sends     []nodeSend // by node index
 	// conns caches the client's shared connection per node (for the
 	// current protocol), so a batch takes no pool lock.
 	conns  []*nodeConn
@@ -442,7 +448,8 @@ func (c *client) finishBatch() {
 			break
 		}
 	}
-	c.srv.stats.commands.Add(int64(len(c.ops)))
+	c.srv.stats.commands.Add(int64(len(c.ops) - c.uncounted))
+	c.uncounted = 0
 	c.batchDone()
 	clear(c.ops)
 	c.ops = c.ops[:0]

@@ -116,6 +116,7 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	mark := len(c.local.B)
 	c.local.Simple("QUEUED")
 	c.addLocal(mark)
+	c.uncounted++ // counted if EXEC runs it
 }
 
 // cmdExec runs the open transaction on its slot's node.
@@ -166,6 +167,7 @@ func cmdExec(c *client, args [][]byte) {
 		return
 	}
 	tx.buf = resp.AppendCommand(tx.buf, [][]byte{[]byte("EXEC")})
+	c.uncounted -= tx.n // the node runs them
 	if len(c.watch) == 0 {
 		// One block on the shared connection: the node runs it whole.
 		// Redirected, it goes whole to the new node (moved.go).

@@ -271,6 +271,7 @@ func (c *client) reject(msg string) {
 	if c.multi != nil {
 		c.multi.aborted = true
 	}
+	c.uncounted++
 	c.localError(msg)
 }
 
@@ -281,6 +282,7 @@ func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 	if cmd.FullName == "exec" {
 		c.discardTx()
 		c.releaseWatches(false)
+		c.uncounted++
 		c.localError(fmt.Sprintf(resp.ErrExecAbortBecause, strings.TrimPrefix(msg, "ERR ")))
 		return
 	}

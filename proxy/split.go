@@ -212,7 +212,8 @@ func splitMGet(c *client, args [][]byte, _ []int) {
 
 func splitMSet(c *client, args [][]byte, _ []int) {
 	if len(args)%2 == 0 {
-		c.reject(fmt.Sprintf(resp.ErrWrongArgs, "mset"))
+		// MSET's own check (it runs, and counts, in Redis).
+		c.localError(fmt.Sprintf(resp.ErrWrongArgs, "mset"))
 		return
 	}
 	parts := c.split.split(args, 2)

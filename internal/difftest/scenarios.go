@@ -1,6 +1,9 @@
 package difftest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // PasswordClearedScenario runs on p a sequence Redis 7.0 answers by its
 // authRequired, which looks at the password set now: a client that
@@ -27,4 +30,37 @@ func PasswordClearedScenario(t *testing.T, p *Pair) {
 	b.Do(t, "GET", "x")
 	a.Do(t, "RESET")
 	a.Do(t, "GET", "x")
+}
+
+// CommandsProcessedScenario compares total_commands_processed after
+// sequences whose commands Redis counts only if call() runs them: not
+// those refused before running (unknown, arity, NOAUTH) nor those MULTI
+// queues, which count when EXEC runs them. Keys share a slot.
+func CommandsProcessedScenario(t *testing.T, p *Pair) {
+	t.Helper()
+	cases := [][][]string{
+		{{"NOSUCH"}, {"GET"}, {"GET", "{t}a"}},
+		{{"MULTI"}, {"GET", "{t}a", "b", "c"}, {"SET", "{t}a", "1"}, {"EXEC"}},
+		{{"MULTI"}, {"SET", "{t}a", "2"}, {"INCR", "{t}a"}, {"EXEC"}},
+		{{"MULTI"}, {"SET", "{t}a", "2"}, {"DISCARD"}},
+		{{"EXEC"}, {"DISCARD"}, {"INCR", "{t}a", "b"}, {"MSET", "{t}a"}},
+	}
+	field := func(info []byte) string {
+		for _, line := range strings.Split(string(info), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, cmds := range cases {
+		p.Do(t, "CONFIG", "RESETSTAT")
+		for _, c := range cmds {
+			p.Do(t, c...)
+		}
+		r, n := p.Both(t, "INFO", "stats")
+		if got, want := field(n.Str), field(r.Str); got != want || got == "" {
+			t.Errorf("after %q: total_commands_processed %q, Redis %q", cmds, got, want)
+		}
+	}
 }
