@@ -258,6 +258,11 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The nodes stop after the proxy: stopped together, the proxy, still
+	// finishing its clients' commands, redials nodes that are going away
+	// and warns that they are unreachable.
+	nodeCtx, stopNodes := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNodes()
 	ln, err := net.Listen("tcp", pf.opts.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
@@ -290,7 +295,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := srv.Serve(ctx, nln); err != nil {
+			if err := srv.Serve(nodeCtx, nln); err != nil {
 				log.Error("node stopped", "node", i, "err", err)
 				cancel()
 			}
@@ -328,6 +333,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rc = 1
 	}
 	cancel()
+	stopNodes()
 	for _, n := range nodes {
 		n.Close()
 	}
