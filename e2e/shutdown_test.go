@@ -5,6 +5,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -104,4 +105,31 @@ func sendLine(t *testing.T, nc net.Conn, br *bufio.Reader, args ...string) strin
 		t.Fatal(err)
 	}
 	return line
+}
+
+// TestSighupIgnored: a node, like redis-server, outlives SIGHUP (the
+// terminal it was started from closing) and still stops cleanly on
+// SIGTERM afterwards.
+func TestSighupIgnored(t *testing.T) {
+	bin := buildShardgate(t)
+	cmd, addr, log := startNode(t, bin)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	nc, err := net.DialTimeout("tcp", addr, e2eTimeout)
+	if err != nil {
+		t.Fatalf("node after SIGHUP: %v\n%s", err, log)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(e2eTimeout))
+	if line := sendLine(t, nc, bufio.NewReader(nc), "PING"); line != "+PONG\r\n" {
+		t.Fatalf("PING after SIGHUP: %q\n%s", line, log)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node after SIGHUP then SIGTERM: %v\n%s", err, log)
+	}
 }

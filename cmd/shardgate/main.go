@@ -45,6 +45,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	switch args[0] {
+	case "node", "proxy", "up":
+		// As redis-server: a server started from a terminal outlives the
+		// terminal's hangup (an ssh session closing) instead of dying
+		// without a word.
+		signal.Ignore(syscall.SIGHUP)
+	}
+	switch args[0] {
 	case "node":
 		return runNode(ctx, args[1:], stdout, stderr)
 	case "proxy":
