@@ -185,13 +185,14 @@ const directWriteMin = 256 << 10
 // writeOut writes b to the node; on failure it closes the socket, and the
 // reader then fails everything queued. A big write goes in pieces, each
 // one noted as progress, so that the watchdog does not take a 512 MB
-// value still moving at the node's pace for a node that stopped. Smaller
+// value still moving at the node's pace for a node that stopped (a big
+// value may also come in several writes, as the client sends it). Small
 // writes are not progress: a stopped process's kernel keeps taking them
 // into its socket buffer, and counting them let a steady trickle of
 // commands keep a stopped node's connection alive for as long as the
-// trickle lasted.
+// trickle lasted; big ones soon fill that buffer and block.
 func (c *nodeConn) writeOut(b []byte) bool {
-	big := len(b) > writePiece
+	big := len(b) >= directWriteMin
 	for len(b) > 0 {
 		n := min(len(b), writePiece)
 		if _, err := c.nc.Write(b[:n]); err != nil {
@@ -207,7 +208,7 @@ func (c *nodeConn) writeOut(b []byte) bool {
 }
 
 // writePiece is the most writeOut sends before noting progress.
-const writePiece = 4 << 20
+const writePiece = 1 << 20
 
 // outstanding is the number of requests awaiting replies.
 func (c *nodeConn) outstanding() int {
@@ -354,6 +355,7 @@ type nodePool struct {
 	downUntil time.Time
 	// down is set while the last dial failed, for lock-free checks.
 	down    atomic.Bool
+	probing atomic.Bool // the watchdog's connection attempt is running
 	lastErr error
 	// state is the pool's poolState (dynamic.go): anything but live
 	// fails commands at once with CLUSTERDOWN.
@@ -605,12 +607,20 @@ func (s *Server) watchdog() {
 				if p.getState() == poolRetired {
 					p.closeIdle()
 				}
-				p.mu.Lock()
+				// A dial holds p.mu for up to DialTimeout+NodeTimeout:
+				// look at this pool next tick rather than hold up the
+				// others' cut-offs.
+				if !p.mu.TryLock() {
+					continue
+				}
 				conns := make([]*nodeConn, 0, len(p.all))
 				for c := range p.all {
 					conns = append(conns, c)
 				}
 				p.mu.Unlock()
+				if len(conns) == 0 && p.getState() == poolLive {
+					s.probe(p)
+				}
 				for _, c := range conns {
 					if c.progress.Load() < limit && c.outstanding() > 0 && !c.blocking.Load() {
 						s.log.Warn("node not answering; connection closed", "node", p.addr, "timeout", s.opts.NodeTimeout)
@@ -628,6 +638,24 @@ func (s *Server) watchdog() {
 			}
 		}
 	}
+}
+
+// probe connects to a node the proxy holds no connection to, in the
+// background, so that its state (INFO nodes, CLUSTER INFO, the node_up
+// metric, the "unreachable" and "reachable again" log lines) follows the
+// node even while no client sends it anything: a node that died idle
+// showed up, and one that came back showed down, until a client's command
+// happened to try it. The connection made is kept as a shared one.
+func (s *Server) probe(p *nodePool) {
+	if !p.probing.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer p.probing.Store(false)
+		p.sharedConn(2, 0) // the outcome is recorded in p
+	}()
 }
 
 // closeIdle closes the pool's connections that wait for nothing (a

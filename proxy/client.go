@@ -380,9 +380,7 @@ func (c *client) sendQueued() bool {
 		if len(s.reqs) == 0 {
 			continue
 		}
-		s.used = true
 		p := c.srv.route.pool(i)
-		p.requests.Add(int64(len(s.reqs)))
 		conn := c.conns[i]
 		var err error
 		if !p.served() {
@@ -400,7 +398,12 @@ func (c *client) sendQueued() bool {
 				ok = conn.send(s.reqs, s.buf[s.sent:])
 			}
 		}
-		if !ok {
+		if ok {
+			// Only what reaches the node counts as its requests and
+			// latency: CLUSTERDOWN answered here is neither.
+			s.used = true
+			p.requests.Add(int64(len(s.reqs)))
+		} else {
 			msg := resp.ErrClusterDownSlot
 			if err != nil {
 				msg = connFailMsg(err)

@@ -233,6 +233,39 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 	}
 }
 
+// TestIdleNodeStateFollowsNode: with no client sending it anything, a
+// node that dies shows down (INFO nodes, CLUSTER INFO) and one that comes
+// back shows up again, as the watchdog tries idle nodes itself.
+func TestIdleNodeStateFollowsNode(t *testing.T) {
+	cl := proxytest.Start(t, 2, proxy.Options{NodeTimeout: 200 * time.Millisecond, RedialBackoff: 50 * time.Millisecond})
+	c := dial(t, cl.Addr, 2)
+	topo := cl.Proxy.Topology()
+	do(t, c, "SET", keyOnNode(t, topo, 0, "a"), "x")
+	do(t, c, "SET", keyOnNode(t, topo, 1, "b"), "x")
+	status := func() string {
+		line := infoField(t, c, "nodes", "node1")
+		for _, f := range strings.Split(line, ",") {
+			if v, ok := strings.CutPrefix(f, "status="); ok {
+				return v
+			}
+		}
+		return line
+	}
+	if st := status(); st != "up" {
+		t.Fatalf("node 1 before it stops: status %s", st)
+	}
+	cl.StopNode[1]()
+	waitFor(t, "an idle dead node to show down", promptly, func() bool { return status() == "down" })
+	if v := do(t, c, "CLUSTER", "INFO"); !strings.Contains(v.Text(), "cluster_state:fail\r\n") {
+		t.Errorf("CLUSTER INFO with an idle node dead:\n%s", v.Text())
+	}
+	cl.RestartNode(t, 1)
+	waitFor(t, "an idle node back to show up", promptly, func() bool { return status() == "up" })
+	if v := do(t, c, "CLUSTER", "INFO"); !strings.Contains(v.Text(), "cluster_state:ok\r\n") {
+		t.Errorf("CLUSTER INFO with the node back:\n%s", v.Text())
+	}
+}
+
 func TestUnreachableNodeFromTheStart(t *testing.T) {
 	down := freeAddr(t)
 	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: 50 * time.Millisecond})
@@ -247,6 +280,10 @@ func TestUnreachableNodeFromTheStart(t *testing.T) {
 	}
 	if v := do(t, c, "SET", k0, "x"); v.Text() != "OK" {
 		t.Errorf("SET on a live node's slot: %v", v)
+	}
+	// CLUSTERDOWN answered by the proxy is not a request to the node.
+	if line := infoField(t, c, "nodes", "node1"); !strings.Contains(line, ",requests=0,") {
+		t.Errorf("INFO nodes for the unreachable node: %s; want requests=0 (nothing reached it)", line)
 	}
 	// Fan-out over every node fails as a whole, promptly.
 	timed(t, "DBSIZE with a node down", promptly, func() {
@@ -713,8 +750,9 @@ func TestSlowNodeBigWrite(t *testing.T) {
 			}
 			got += n
 			// At most 16 MB/s: the 24 MB take over 1.5 s, more than
-			// NodeTimeout, while a 4 MB piece takes 250 ms (and under
-			// a second even if each sleep lasts 15 ms).
+			// NodeTimeout, while a 1 MB piece takes about 65 ms (and
+			// well under a second even if each sleep lasts 50 ms, as
+			// under the race detector on a loaded machine).
 			time.Sleep(4 * time.Millisecond)
 		}
 		c.Write([]byte("+OK\r\n"))

@@ -384,20 +384,26 @@ func infoRanges(rs []SlotRange) string { return strings.ReplaceAll(FormatRanges(
 func infoNodes(c *client, b *infoBuf) {
 	rt := c.srv.route
 	for i, p := range rt.all() {
-		p.mu.Lock()
-		conns := len(p.all)
-		status := "up"
-		if time.Now().Before(p.downUntil) || p.lastErr != nil {
-			status = "down"
-		}
-		p.mu.Unlock()
-		if st := p.getState(); st != poolLive {
-			status = st.String()
-		}
+		conns, status := p.numConns(), p.status()
 		avg, p99 := p.latency.meanAndP99()
 		b.str("node"+strconv.Itoa(i), fmt.Sprintf("addr=%s,slots=%s,status=%s,connections=%d,requests=%d,errors=%d,avg_batch_latency_us=%d,p99_batch_latency_us=%d",
 			p.addr, infoRanges(rt.ranges(i)), status, conns, p.requests.Load(), p.errors.Load(), avg.Microseconds(), p99.Microseconds()))
 	}
+}
+
+// status is the node's state as INFO nodes shows it: up, down (its last
+// connection attempt failed, or the proxy cut it off), or the cluster
+// view's word for a node that is not live (dead, retired, ...).
+func (p *nodePool) status() string {
+	if st := p.getState(); st != poolLive {
+		return st.String()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Now().Before(p.downUntil) || p.lastErr != nil {
+		return "down"
+	}
+	return "up"
 }
 
 // infoCluster is the cluster section: cluster_enabled (the proxy always

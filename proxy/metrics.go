@@ -29,6 +29,7 @@ import (
 //	shardgate_proxy_node_requests_total{node}          counter
 //	shardgate_proxy_node_errors_total{node}            counter
 //	shardgate_proxy_node_connections{node}             gauge
+//	shardgate_proxy_node_up{node}                      gauge
 //	shardgate_proxy_node_batch_duration_seconds{node}  histogram
 //	shardgate_proxy_redirects_total{kind}              counter
 //	shardgate_proxy_cluster_members{role,state}        gauge (cluster mode)
@@ -164,6 +165,7 @@ type metrics struct {
 
 	cmdCount, cmdLatency, nodeLatency       *prometheus.Desc
 	nodeRequests, nodeErrors, nodeConns     *prometheus.Desc
+	nodeUp                                  *prometheus.Desc
 	redirects, errorReplies, members, epoch *prometheus.Desc
 
 	ln   net.Listener
@@ -230,6 +232,8 @@ func newMetrics(s *Server) (*metrics, error) {
 		"Failed connection attempts to a node and connections to it lost with requests in flight.", []string{"node"}, nil)
 	m.nodeConns = prometheus.NewDesc("shardgate_proxy_node_connections",
 		"Open connections to a node.", []string{"node"}, nil)
+	m.nodeUp = prometheus.NewDesc("shardgate_proxy_node_up",
+		"1 while the proxy sees a node as up (INFO nodes status=up), 0 while its connection attempts fail or it is dead in the cluster view.", []string{"node"}, nil)
 	m.redirects = prometheus.NewDesc("shardgate_proxy_redirects_total",
 		"Node redirections the proxy followed, by kind (moved, ask, tryagain), and commands whose redirections ran out of hops or of the redirect timeout (exhausted).", []string{"kind"}, nil)
 	m.members = prometheus.NewDesc("shardgate_proxy_cluster_members",
@@ -266,6 +270,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.nodeRequests
 	ch <- m.nodeErrors
 	ch <- m.nodeConns
+	ch <- m.nodeUp
 	ch <- m.redirects
 	ch <- m.errorReplies
 	ch <- m.members
@@ -291,6 +296,11 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.nodeRequests, prometheus.CounterValue, float64(p.requests.Load()), p.addr)
 		ch <- prometheus.MustNewConstMetric(m.nodeErrors, prometheus.CounterValue, float64(p.errors.Load()), p.addr)
 		ch <- prometheus.MustNewConstMetric(m.nodeConns, prometheus.GaugeValue, float64(p.numConns()), p.addr)
+		up := 0.0
+		if p.status() == "up" {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.nodeUp, prometheus.GaugeValue, up, p.addr)
 	}
 	rd := &m.srv.route.redirects
 	for _, k := range []struct {
