@@ -160,7 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Advertise != "" {
 		mc.AdvertiseAddr, mc.AdvertisePort, _ = splitHostPort(cfg.Advertise)
 	}
-	mc.Logger = newMemberlistLogger(c.log.With("component", "memberlist"))
+	mc.Logger = newMemberlistLogger(c.log.With("source", "memberlist"))
 	if cfg.wrapTransport != nil {
 		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{host}, BindPort: port, Logger: mc.Logger})
 		if err != nil {

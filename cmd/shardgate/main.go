@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"encoding"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -94,16 +96,34 @@ func (l *logFlags) register(fs *flag.FlagSet) {
 func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
-		return nil, fmt.Errorf("bad --log-level %q", l.level)
+		return nil, fmt.Errorf("bad --log-level %q (want debug, info, warn or error)", l.level)
 	}
 	o := &slog.HandlerOptions{Level: lv}
 	switch l.format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, o)), nil
 	case "json":
+		o.ReplaceAttr = readableJSON
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("bad --log-format %q", l.format)
+}
+
+// readableJSON writes durations ("5s") and named values (a member's role
+// "node") as the text log shows them, where the JSON handler would write
+// nanoseconds and the underlying number.
+func readableJSON(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value; v.Kind() {
+	case slog.KindDuration:
+		a.Value = slog.StringValue(v.Duration().String())
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error, json.Marshaler, encoding.TextMarshaler:
+		case fmt.Stringer:
+			a.Value = slog.StringValue(x.String())
+		}
+	}
+	return a
 }
 
 // versionLine is what 'shardgate version' prints: the module version (a
