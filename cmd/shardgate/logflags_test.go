@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +35,30 @@ func TestJSONLogsReadable(t *testing.T) {
 	}
 	if _, err := (&logFlags{level: "verbose", format: "text"}).logger(&out); err == nil || !bytes.Contains([]byte(err.Error()), []byte("debug, info, warn or error")) {
 		t.Errorf("--log-level verbose: %v, want an error listing the levels", err)
+	}
+}
+
+// TestProxyStartErrors: a metrics address already in use is a runtime
+// failure (exit 1, as for --addr); a node listed twice is a usage error
+// (exit 2); neither message repeats its prefix.
+func TestProxyStartErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		args []string
+		rc   int
+		want string
+	}{
+		{[]string{"--addr", "127.0.0.1:0", "--nodes", "127.0.0.1:1", "--metrics", busy.Addr().String()}, 1, "shardgate proxy: metrics listener: "},
+		{[]string{"--addr", "127.0.0.1:0", "--nodes", "127.0.0.1:1,127.0.0.1:1"}, 2, "shardgate proxy: --nodes: node 127.0.0.1:1 listed twice"},
+	} {
+		var out bytes.Buffer
+		rc := runProxy(context.Background(), tc.args, &out, &out)
+		if rc != tc.rc || !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), "proxy: proxy:") {
+			t.Errorf("shardgate proxy %q: rc %d, output %q; want rc %d and %q", tc.args, rc, out.String(), tc.rc, tc.want)
+		}
 	}
 }

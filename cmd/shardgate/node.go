@@ -227,7 +227,11 @@ Flags:
 		// ends, however it ends.
 		lock, err := dirlock.Acquire(gf.dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "shardgate node: --dir: %v: every node needs a directory of its own\n", err)
+			hint := ""
+			if errors.Is(err, dirlock.ErrLocked) {
+				hint = ": every node needs a directory of its own"
+			}
+			fmt.Fprintf(stderr, "shardgate node: --dir: %v%s\n", err, hint)
 			return 1
 		}
 		defer lock.Release()

@@ -203,7 +203,7 @@ Flags:
 	} else {
 		topo, err := proxy.NewStaticTopology(addrs)
 		if err != nil {
-			fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
+			fmt.Fprintf(stderr, "shardgate proxy: --nodes: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
 			return 2
 		}
 		pf.opts.Topology = topo
@@ -211,8 +211,8 @@ Flags:
 	pf.opts.Logger = log
 	srv, err := proxy.New(pf.opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "shardgate proxy: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
+		return newExit(err)
 	}
 	if ln != nil {
 		err = srv.Serve(ctx, ln)
@@ -310,8 +310,8 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pf.opts.Logger = log.With("role", "proxy")
 	px, err := proxy.New(pf.opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "shardgate up: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
+		return newExit(err)
 	}
 	nodesWord := "nodes"
 	if *size == 1 {
@@ -340,6 +340,17 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	wg.Wait()
 	log.Info("local cluster shut down")
 	return rc
+}
+
+// newExit is the exit status for proxy.New's error: 1 for a listener
+// that could not open (a runtime failure, as for --addr), 2 for options
+// it refused (a usage error).
+func newExit(err error) int {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return 1
+	}
+	return 2
 }
 
 // byteSize is a byte count flag that takes Redis's memory units: a plain
