@@ -334,14 +334,14 @@ func infoStats(c *client, b *infoBuf, reqs []*request) {
 	})
 	st := &c.srv.stats
 	ops, in, out := c.srv.rates.Current()
-	b.int("total_connections_received", st.connections.Load())
-	b.int("total_commands_processed", st.commands.Load())
+	b.int("total_connections_received", sinceReset(&st.connections, &st.atReset.connections))
+	b.int("total_commands_processed", sinceReset(&st.commands, &st.atReset.commands))
 	b.int("instantaneous_ops_per_sec", int64(ops))
-	b.int("total_net_input_bytes", st.netInput.Load())
-	b.int("total_net_output_bytes", st.netOutput.Load())
+	b.int("total_net_input_bytes", sinceReset(&st.netInput, &st.atReset.netInput))
+	b.int("total_net_output_bytes", sinceReset(&st.netOutput, &st.atReset.netOutput))
 	b.str("instantaneous_input_kbps", strconv.FormatFloat(in/1024, 'f', 2, 64))
 	b.str("instantaneous_output_kbps", strconv.FormatFloat(out/1024, 'f', 2, 64))
-	b.int("rejected_connections", st.rejected.Load())
+	b.int("rejected_connections", sinceReset(&st.rejected, &st.atReset.rejected))
 	b.int("sync_full", 0)
 	b.int("sync_partial_ok", 0)
 	b.int("sync_partial_err", 0)
@@ -357,7 +357,7 @@ func infoStats(c *client, b *infoBuf, reqs []*request) {
 	b.int("total_forks", 0)
 	b.int("unexpected_error_replies", 0)
 	b.int("total_error_replies", c.srv.errs.Total())
-	b.int("crossslot_rejections", st.crossSlot.Load())
+	b.int("crossslot_rejections", sinceReset(&st.crossSlot, &st.atReset.crossSlot))
 }
 
 // infoRanges renders slot ranges for a key=value field of an INFO line,

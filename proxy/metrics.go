@@ -239,7 +239,7 @@ func newMetrics(s *Server) (*metrics, error) {
 	m.members = prometheus.NewDesc("shardgate_proxy_cluster_members",
 		"Cluster members in the proxy's view, by role and state (cluster mode only).", []string{"role", "state"}, nil)
 	m.errorReplies = prometheus.NewDesc("shardgate_proxy_error_replies_total",
-		"Error replies sent to clients, by error code (the reply's first word: ERR, CLUSTERDOWN, CROSSSLOT, WRONGTYPE ...), as INFO errorstats counts them (CONFIG RESETSTAT resets both).", []string{"code"}, nil)
+		"Error replies sent to clients, by error code (the reply's first word: ERR, CLUSTERDOWN, CROSSSLOT, WRONGTYPE ...), as INFO errorstats counts them, but from the start (CONFIG RESETSTAT resets INFO's, not these).", []string{"code"}, nil)
 	m.epoch = prometheus.NewDesc("shardgate_proxy_cluster_epoch",
 		"The highest epoch in the slot table the proxy routes by (cluster mode only).", nil, nil)
 
@@ -309,7 +309,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}{{"moved", &rd.moved}, {"ask", &rd.ask}, {"tryagain", &rd.tryAgain}, {"exhausted", &rd.exhausted}} {
 		ch <- prometheus.MustNewConstMetric(m.redirects, prometheus.CounterValue, float64(k.n.Load()), k.kind)
 	}
-	for _, e := range m.srv.errs.Snapshot() {
+	for _, e := range m.srv.errs.Cumulative() {
 		ch <- prometheus.MustNewConstMetric(m.errorReplies, prometheus.CounterValue, float64(e.N), e.Code)
 	}
 	if t := m.srv.route.view.Load(); t != nil {

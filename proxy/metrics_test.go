@@ -196,3 +196,38 @@ func TestMetricsOffByDefault(t *testing.T) {
 	}
 	do(t, dial(t, cl.Addr, 2), "SET", "k", "v")
 }
+
+// TestMetricsSurviveResetStat: CONFIG RESETSTAT starts INFO's counters
+// again, as Redis's, but the Prometheus counters keep counting up (a
+// counter that goes down reads as a restart and breaks rate()).
+func TestMetricsSurviveResetStat(t *testing.T) {
+	cl := proxytest.Start(t, 2, proxy.Options{MetricsAddr: "127.0.0.1:0"})
+	addr := cl.Proxy.MetricsAddr().String()
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "MGET", "a", "b") // CROSSSLOT
+	do(t, c, "NOSUCH")         // ERR
+	series := []string{
+		"shardgate_proxy_crossslot_rejections_total",
+		"shardgate_proxy_connections_received_total",
+		`shardgate_proxy_error_replies_total{code="CROSSSLOT"}`,
+		`shardgate_proxy_error_replies_total{code="ERR"}`,
+	}
+	before := scrape(t, addr)
+	for _, s := range series {
+		if before[s] < 1 {
+			t.Fatalf("%s = %v before the reset, want at least 1", s, before[s])
+		}
+	}
+	do(t, c, "CONFIG", "RESETSTAT")
+	after := scrape(t, addr)
+	for _, s := range series {
+		if after[s] < before[s] {
+			t.Errorf("%s went down at CONFIG RESETSTAT: %v, then %v", s, before[s], after[s])
+		}
+	}
+	for _, f := range []string{"crossslot_rejections", "total_error_replies", "total_connections_received"} {
+		if v := infoField(t, c, "stats", f); v != "0" {
+			t.Errorf("INFO %s after CONFIG RESETSTAT = %s, want 0", f, v)
+		}
+	}
+}

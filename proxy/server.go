@@ -63,14 +63,28 @@ type serverStats struct {
 	crossSlot   atomic.Int64 // commands refused with CROSSSLOT
 	netInput    atomic.Int64
 	netOutput   atomic.Int64
-}
 
-// reset zeroes the counters CONFIG RESETSTAT resets.
-func (st *serverStats) reset() {
-	for _, n := range []*atomic.Int64{&st.connections, &st.commands, &st.rejected, &st.crossSlot, &st.netInput, &st.netOutput} {
-		n.Store(0)
+	// atReset are the counters' values at the last CONFIG RESETSTAT: INFO
+	// shows what came since, as Redis's reset counters do, while the
+	// metrics keep counting up (a Prometheus counter never goes down).
+	atReset struct {
+		connections, commands, rejected, crossSlot, netInput, netOutput atomic.Int64
 	}
 }
+
+// reset starts INFO's counters again (CONFIG RESETSTAT).
+func (st *serverStats) reset() {
+	r := &st.atReset
+	r.connections.Store(st.connections.Load())
+	r.commands.Store(st.commands.Load())
+	r.rejected.Store(st.rejected.Load())
+	r.crossSlot.Store(st.crossSlot.Load())
+	r.netInput.Store(st.netInput.Load())
+	r.netOutput.Store(st.netOutput.Load())
+}
+
+// sinceReset is a counter's INFO value: its count since the last reset.
+func sinceReset(n, atReset *atomic.Int64) int64 { return n.Load() - atReset.Load() }
 
 // New returns a proxy; Serve starts it.
 func New(opts Options) (*Server, error) {

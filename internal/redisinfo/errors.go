@@ -15,6 +15,9 @@ type ErrorStats struct {
 	mu     sync.Mutex
 	total  int64
 	byCode map[string]int64
+	// ever counts by code since the start, which Reset leaves alone:
+	// Prometheus counters must never go down (Cumulative).
+	ever map[string]int64
 }
 
 // MaxErrorCodes is Redis's ERROR_STATS_NUMBER: how many distinct codes
@@ -34,6 +37,12 @@ func (e *ErrorStats) Record(msg string) {
 	}
 	if _, ok := e.byCode[code]; ok || len(e.byCode) < MaxErrorCodes {
 		e.byCode[code]++
+	}
+	if e.ever == nil {
+		e.ever = map[string]int64{}
+	}
+	if _, ok := e.ever[code]; ok || len(e.ever) < MaxErrorCodes {
+		e.ever[code]++
 	}
 	e.mu.Unlock()
 }
@@ -64,6 +73,19 @@ func (e *ErrorStats) Snapshot() []ErrorCount {
 	return out
 }
 
+// Cumulative returns the counts since the start, CONFIG RESETSTAT
+// notwithstanding, sorted by code: what a metrics counter reports.
+func (e *ErrorStats) Cumulative() []ErrorCount {
+	e.mu.Lock()
+	out := make([]ErrorCount, 0, len(e.ever))
+	for k, v := range e.ever {
+		out = append(out, ErrorCount{k, v})
+	}
+	e.mu.Unlock()
+	slices.SortFunc(out, func(a, b ErrorCount) int { return strings.Compare(a.Code, b.Code) })
+	return out
+}
+
 // Fields gives INFO errorstats: errorstat_<CODE>:count=<n> per code.
 func (e *ErrorStats) Fields(field func(k, v string)) {
 	for _, c := range e.Snapshot() {
@@ -71,7 +93,7 @@ func (e *ErrorStats) Fields(field func(k, v string)) {
 	}
 }
 
-// Reset forgets every count (CONFIG RESETSTAT).
+// Reset forgets every count (CONFIG RESETSTAT) but the cumulative ones.
 func (e *ErrorStats) Reset() {
 	e.mu.Lock()
 	e.total = 0
