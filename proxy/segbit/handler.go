@@ -1,6 +1,7 @@
 package segbit
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"strings"
@@ -38,6 +39,13 @@ func DefaultOptions() Options { return Options{SegmentBits: DefaultSegmentBits} 
 
 // Validate checks the options.
 func (o Options) Validate() error {
+	for _, k := range o.SegmentKeys {
+		if k == "" {
+			// It would match only the empty key name: surely a quoting
+			// slip in a script.
+			return errors.New("an empty --segment-keys pattern matches no key: give a glob such as 'dau:*'")
+		}
+	}
 	if o.SegmentBits == 0 {
 		return nil
 	}
@@ -54,6 +62,9 @@ type Handler struct {
 
 // New returns a Handler for opts.
 func New(opts Options) (*Handler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	bits := opts.SegmentBits
 	if bits == 0 {
 		bits = DefaultSegmentBits

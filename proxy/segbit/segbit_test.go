@@ -611,3 +611,14 @@ func checkIndex(t tester, h *Handler, f *fakeBackend) {
 		}
 	}
 }
+
+// TestEmptyPatternRefused: an empty --segment-keys pattern, which would
+// match only the empty key name, is refused at start.
+func TestEmptyPatternRefused(t *testing.T) {
+	if _, err := New(Options{SegmentKeys: []string{"dau:*", ""}}); err == nil || !strings.Contains(err.Error(), "empty --segment-keys") {
+		t.Fatalf("New with an empty pattern: %v, want an error", err)
+	}
+	if _, err := New(Options{SegmentKeys: []string{"dau:*"}}); err != nil {
+		t.Fatalf("New with dau:*: %v", err)
+	}
+}
