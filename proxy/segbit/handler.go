@@ -1,8 +1,8 @@
 package segbit
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
