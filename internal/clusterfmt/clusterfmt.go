@@ -172,13 +172,21 @@ func WriteMyID(w *resp.Writer, l *Layout) {
 // master without replicas, so a known id gets an empty array and any other
 // Redis's error; ids compare byte for byte, as Redis's node table does.
 func WriteReplicas(w *resp.Writer, l *Layout, id []byte) {
+	if !l.knows(id) {
+		w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+		return
+	}
+	w.Array(0)
+}
+
+// knows reports whether id is one of the layout's nodes.
+func (l *Layout) knows(id []byte) bool {
 	for i := range l.Nodes {
 		if l.Nodes[i].ID == string(id) {
-			w.Array(0)
-			return
+			return true
 		}
 	}
-	w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+	return false
 }
 
 // WriteCountFailureReports writes CLUSTER COUNT-FAILURE-REPORTS for the
@@ -187,13 +195,11 @@ func WriteReplicas(w *resp.Writer, l *Layout, id []byte) {
 // among the members itself instead of collecting per-master reports, so
 // there are never reports to count.
 func WriteCountFailureReports(w *resp.Writer, l *Layout, id []byte) {
-	for i := range l.Nodes {
-		if l.Nodes[i].ID == string(id) {
-			w.Int(0)
-			return
-		}
+	if !l.knows(id) {
+		w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+		return
 	}
-	w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+	w.Int(0)
 }
 
 // slotRange is a range with the node serving it.

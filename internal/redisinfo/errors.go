@@ -63,22 +63,21 @@ type ErrorCount struct {
 // Snapshot returns the counts sorted by code (Redis keeps them in a radix
 // tree, so INFO lists them in byte order).
 func (e *ErrorStats) Snapshot() []ErrorCount {
-	e.mu.Lock()
-	out := make([]ErrorCount, 0, len(e.byCode))
-	for k, v := range e.byCode {
-		out = append(out, ErrorCount{k, v})
-	}
-	e.mu.Unlock()
-	slices.SortFunc(out, func(a, b ErrorCount) int { return strings.Compare(a.Code, b.Code) })
-	return out
+	return e.sorted(func() map[string]int64 { return e.byCode })
 }
 
 // Cumulative returns the counts since the start, CONFIG RESETSTAT
 // notwithstanding, sorted by code: what a metrics counter reports.
 func (e *ErrorStats) Cumulative() []ErrorCount {
+	return e.sorted(func() map[string]int64 { return e.ever })
+}
+
+// sorted copies the map counts picks (under the lock) sorted by code.
+func (e *ErrorStats) sorted(counts func() map[string]int64) []ErrorCount {
 	e.mu.Lock()
-	out := make([]ErrorCount, 0, len(e.ever))
-	for k, v := range e.ever {
+	m := counts()
+	out := make([]ErrorCount, 0, len(m))
+	for k, v := range m {
 		out = append(out, ErrorCount{k, v})
 	}
 	e.mu.Unlock()
