@@ -498,6 +498,14 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		p.errors.Add(1)
 		return nil, errNodeDown
 	}
+	if p.srv.isClosed() {
+		// Close may have closed the pool's connections while this one
+		// was being made (a watchdog probe started just before it):
+		// under p.mu, either this sees the server closed or closeAll
+		// sees the connection.
+		nc.Close()
+		return nil, errNodeDown
+	}
 	p.down.Store(false)
 	if p.lastErr != nil {
 		p.srv.log.Info("node reachable again", "node", p.addr)
@@ -647,7 +655,7 @@ func (s *Server) watchdog() {
 // showed up, and one that came back showed down, until a client's command
 // happened to try it. The connection made is kept as a shared one.
 func (s *Server) probe(p *nodePool) {
-	if !p.probing.CompareAndSwap(false, true) {
+	if s.isClosed() || !p.probing.CompareAndSwap(false, true) {
 		return
 	}
 	s.bg.Add(1)

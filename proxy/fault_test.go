@@ -777,3 +777,60 @@ func TestSlowNodeBigWrite(t *testing.T) {
 		t.Errorf("the write took %v, under NodeTimeout %v: the node was not slow enough to test anything", took, timeout)
 	}
 }
+
+// TestCloseDuringIdleProbe: a proxy closed while its watchdog starts
+// connecting to an idle node returns, closing the connection the probe
+// makes. The watchdog could start a probe after Close had closed the node
+// connections, and Close then waited for the probe's reader for as long as
+// the node kept the connection open (an idle Redis: forever).
+func TestCloseDuringIdleProbe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	dropAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+		conns = nil
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); dropAll() })
+	topo, err := proxy.NewStaticTopology([]string{ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 100 {
+		// The watchdog ticks every NodeTimeout/4: 1 ms, so that Close
+		// meets it in every state.
+		srv, _, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: 4 * time.Millisecond})
+		time.Sleep(time.Duration(round%10) * time.Millisecond)
+		closed := make(chan struct{})
+		go func() {
+			srv.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(promptly):
+			dropAll() // lets Close end
+			t.Fatalf("round %d: Close has not returned after %v with an idle node connected", round, promptly)
+		}
+	}
+}
