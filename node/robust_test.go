@@ -591,3 +591,37 @@ func TestRobustCloseWithClients(t *testing.T) {
 		t.Error("node still accepts connections after Close")
 	}
 }
+
+// TestCloseRacingServe: Close called while Serve is starting waits for
+// the background goroutines Serve starts, and Serve returns. Serve used to
+// add them to the WaitGroup Close was already waiting on (reported by the
+// race detector).
+func TestCloseRacingServe(t *testing.T) {
+	checkLeaks(t)
+	for range 100 {
+		srv, err := node.New(node.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(context.Background(), ln) }()
+		// Close just after Serve has taken the listener, while it
+		// starts its goroutines.
+		for srv.Addr() == nil {
+			runtime.Gosched()
+		}
+		srv.Close()
+		select {
+		case err := <-served:
+			if err != nil && !errors.Is(err, node.ErrServerClosed) {
+				t.Fatalf("Serve: %v", err)
+			}
+		case <-time.After(robustTimeout):
+			t.Fatal("Serve did not return after Close")
+		}
+	}
+}

@@ -141,9 +141,19 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve accepts clients on ln until ctx ends or Close is called. It
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if err := s.clients.Attach(ln); err != nil {
+	// Held while the background goroutines start, so that a concurrent
+	// Close waits for them rather than racing their Add.
+	if err := s.clients.Attach(ln, func() { s.wg.Add(1) }); err != nil {
 		return ErrServerClosed
 	}
+	starting := true
+	started := func() {
+		if starting {
+			starting = false
+			s.wg.Done()
+		}
+	}
+	defer started()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
 	s.wg.Add(2)
@@ -176,6 +186,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// the first client is served.
 		if err := s.mig.recover(); err != nil {
 			s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
+			started()
 			s.wg.Wait()
 			return err
 		}
@@ -189,6 +200,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mig.runPlanner()
 		}()
 	}
+	started()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 	if err := netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
 		return err

@@ -3,9 +3,13 @@ package proxy_test
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -833,4 +837,42 @@ func TestCloseDuringIdleProbe(t *testing.T) {
 			t.Fatalf("round %d: Close has not returned after %v with an idle node connected", round, promptly)
 		}
 	}
+}
+
+// TestCloseRacingServe: Close called while Serve is starting waits for
+// the background goroutines Serve starts, and Serve returns. Serve used to
+// add them to the WaitGroup Close was already waiting on (reported by the
+// race detector).
+func TestCloseRacingServe(t *testing.T) {
+	topo, err := proxy.NewStaticTopology([]string{freeAddr(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		srv, err := proxy.New(proxy.Options{Topology: topo, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(context.Background(), ln) }()
+		// Close just after Serve has taken the listener, while it
+		// starts its goroutines.
+		for srv.Addr() == nil {
+			runtime.Gosched()
+		}
+		srv.Close()
+		select {
+		case err := <-served:
+			if err != nil && !errors.Is(err, proxy.ErrServerClosed) {
+				t.Fatalf("Serve: %v", err)
+			}
+		case <-time.After(promptly):
+			t.Fatal("Serve did not return after Close")
+		}
+	}
+	goleak.VerifyNone(t, goleak.IgnoreCurrent())
 }

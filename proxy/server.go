@@ -140,7 +140,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Serve accepts clients on ln until ctx ends or Close is called. It
 // returns nil after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if err := s.clients.Attach(ln); err != nil {
+	// Held while the background goroutines start, so that a concurrent
+	// Close waits for them rather than racing their Add.
+	if err := s.clients.Attach(ln, func() { s.bg.Add(1) }); err != nil {
 		return ErrServerClosed
 	}
 	s.startStats()
@@ -158,6 +160,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.followCluster()
 		}()
 	}
+	s.bg.Done()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 	return netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log)
 }

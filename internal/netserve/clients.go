@@ -21,9 +21,12 @@ type Clients[C any] struct {
 // ErrClosed is returned by Attach after Shut.
 var ErrClosed = errors.New("server closed")
 
-// Attach records the listener being served; after Shut it closes ln and
-// returns ErrClosed.
-func (r *Clients[C]) Attach(ln net.Listener) error {
+// Attach records the listener being served and runs onAttach (may be
+// nil) under the lock; after Shut it closes ln and returns ErrClosed.
+// onAttach is where a server adds its start-up to the WaitGroup its Close
+// waits on: added under the lock, it is either counted before Shut or not
+// at all, never concurrently with Close's Wait.
+func (r *Clients[C]) Attach(ln net.Listener, onAttach func()) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -31,6 +34,9 @@ func (r *Clients[C]) Attach(ln net.Listener) error {
 		return ErrClosed
 	}
 	r.ln = ln
+	if onAttach != nil {
+		onAttach()
+	}
 	return nil
 }
 
