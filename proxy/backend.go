@@ -219,6 +219,17 @@ func (c *nodeConn) outstanding() int {
 
 func (c *nodeConn) isBroken() bool { return c.dead.Load() }
 
+// failMsg is the error reply of a command that could not be sent on the
+// broken connection: the node's maxclients refusal, or CLUSTERDOWN.
+func (c *nodeConn) failMsg() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(c.broken, errNodeFull) {
+		return resp.ErrMaxClients
+	}
+	return resp.ErrClusterDownSlot
+}
+
 // readLoop reads replies until the connection fails, then fails every
 // request still waiting.
 func (c *nodeConn) readLoop() {
@@ -268,14 +279,22 @@ func (c *nodeConn) readLoop() {
 		if len(lens) > 0 {
 			done = done[:0]
 			c.mu.Lock()
+			off := 0
 			for _, l := range lens {
 				if l < 0 {
+					off -= l
 					continue
 				}
 				if c.head == len(c.queue) {
 					err = errors.New("reply without a request")
+					if refusedFull(buf[off : off+l]) {
+						// A node at its maxclients refused the
+						// connection before anything was sent on it.
+						err = errNodeFull
+					}
 					break
 				}
+				off += l
 				done = append(done, c.queue[c.head])
 				c.queue[c.head] = nil
 				c.head++

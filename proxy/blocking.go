@@ -363,16 +363,20 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 		// The watchdog covers this round trip.
 		idReq := &request{b: newBatch()}
 		idReq.b.remaining.Store(1)
-		if conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
-			<-idReq.b.done
-			if refusedFull(idReq.reply) {
-				// A new connection the node refused at its maxclients.
-				conn.nc.Close()
-				p.noteError()
-				return nil, false, false, resp.ErrMaxClients
-			}
-			conn.storeNodeID(idReq.reply)
+		if !conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
+			// Broken already: a refusal at maxclients can arrive
+			// before anything is sent.
+			p.noteError()
+			return nil, false, false, conn.failMsg()
 		}
+		<-idReq.b.done
+		if refusedFull(idReq.reply) {
+			// A new connection the node refused at its maxclients.
+			conn.nc.Close()
+			p.noteError()
+			return nil, false, false, resp.ErrMaxClients
+		}
+		conn.storeNodeID(idReq.reply)
 	}
 
 	r := c.newRequest()
@@ -381,7 +385,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
 	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
-		r.failWith(resp.ErrClusterDownSlot)
+		r.failWith(conn.failMsg())
 	}
 
 	var deadline <-chan time.Time

@@ -407,6 +407,8 @@ func (c *client) sendQueued() bool {
 			msg := resp.ErrClusterDownSlot
 			if err != nil {
 				msg = connFailMsg(err)
+			} else if conn != nil {
+				msg = conn.failMsg()
 			}
 			for _, r := range s.reqs {
 				r.failWith(msg)
