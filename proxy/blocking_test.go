@@ -43,12 +43,18 @@ type blockNode struct {
 // connections would show within the tests' waits.
 const blockNodeTimeout = 300 * time.Millisecond
 
-// forBackends runs f over redis-servers, then over shardgate nodes.
+// forBackends runs f over redis-servers, then over shardgate nodes, with
+// a proxy whose NodeTimeout is blockNodeTimeout.
 func forBackends(t *testing.T, f func(t *testing.T, e *blockEnv)) {
+	forBackendsTimeout(t, blockNodeTimeout, f)
+}
+
+// forBackendsTimeout is forBackends with the proxy's NodeTimeout given.
+func forBackendsTimeout(t *testing.T, nodeTimeout time.Duration, f func(t *testing.T, e *blockEnv)) {
 	if slots.Lookup([]byte("blpop")) == nil || slots.Lookup([]byte("lpush")) == nil {
 		t.Skip("the command table does not serve the list commands yet")
 	}
-	opts := proxy.Options{NodeTimeout: blockNodeTimeout}
+	opts := proxy.Options{NodeTimeout: nodeTimeout}
 	t.Run("redis", func(t *testing.T) {
 		if !onPath(difftest.RedisBinary) {
 			skipOrFail(t, "redis-server not on PATH: the blocking-command tests use redis-servers as nodes")
