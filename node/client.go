@@ -60,6 +60,9 @@ type client struct {
 	killed atomic.Bool
 	// reply is the CLIENT REPLY state; only the own goroutine uses it.
 	reply replyMode
+	// replyFiltered: the command applied CLIENT REPLY to its reply as it
+	// wrote it (EXEC, whose queued commands may change the mode).
+	replyFiltered bool
 	// mark is where the current command's reply starts in w (CLIENT
 	// REPLY drops it from there); a command that blocks flushes w and
 	// resets it.
@@ -170,11 +173,17 @@ func (c *client) setProto(p int) {
 // afterCommand applies CLIENT REPLY OFF/SKIP to the reply the command just
 // wrote from mark on, as Redis suppresses replies per command.
 func (c *client) afterCommand(mark int) {
+	filtered := c.replyFiltered
+	c.replyFiltered = false
 	switch c.reply {
 	case replyOff:
-		c.w.Truncate(mark)
+		if !filtered {
+			c.w.Truncate(mark)
+		}
 	case replySkipThis:
-		c.w.Truncate(mark)
+		if !filtered {
+			c.w.Truncate(mark)
+		}
 		c.reply = replyOn
 	case replySkipNext:
 		c.reply = replySkipThis
@@ -308,6 +317,7 @@ func (c *client) run(args [][]byte) bool {
 	if c.reply != replyOn {
 		c.afterCommand(c.mark)
 	}
+	c.replyFiltered = false
 	if c.closing {
 		c.flush()
 		return false

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -328,6 +329,54 @@ func TestDiffClientReply(t *testing.T) {
 	send("CLIENT", "REPLY", "OFF")
 	c.Do(t, "RESET") // turns replies back on, its own included
 	c.Do(t, "ECHO", "after reset")
+}
+
+// TestDiffClientReplyInMulti: CLIENT REPLY OFF queued in a transaction
+// drops the replies from there on, EXEC's array header included only if
+// replies were off before EXEC: Redis writes the header first, so the
+// bytes that arrive are a header promising more elements than follow.
+// Compared byte for byte, as no RESP reader parses that.
+func TestDiffClientReplyInMulti(t *testing.T) {
+	needClientSub(t, "reply")
+	p := difftest.Start(t)
+	for _, script := range [][][]string{
+		{{"MULTI"}, {"SET", "k", "v"}, {"CLIENT", "REPLY", "OFF"}, {"PING"}, {"EXEC"}, {"CLIENT", "REPLY", "ON"}, {"PING", "end"}},
+		{{"MULTI"}, {"CLIENT", "REPLY", "OFF"}, {"EXEC"}, {"CLIENT", "REPLY", "ON"}, {"PING", "end"}},
+		{{"MULTI"}, {"CLIENT", "REPLY", "OFF"}, {"GET", "k"}, {"CLIENT", "REPLY", "ON"}, {"ECHO", "x"}, {"EXEC"}, {"PING", "end"}},
+		{{"CLIENT", "REPLY", "OFF"}, {"MULTI"}, {"PING"}, {"CLIENT", "REPLY", "ON"}, {"EXEC"}, {"PING", "end"}},
+		{{"MULTI"}, {"CLIENT", "REPLY", "SKIP"}, {"PING"}, {"ECHO", "x"}, {"EXEC"}, {"PING", "skipped"}, {"PING", "end"}},
+		{{"CLIENT", "REPLY", "SKIP"}, {"EXEC"}, {"MULTI"}, {"PING"}, {"EXEC"}, {"PING", "end"}},
+		{{"MULTI"}, {"PING"}, {"CLIENT", "REPLY", "SKIP"}, {"EXEC"}, {"CLIENT", "REPLY", "OFF"}, {"CLIENT", "REPLY", "ON"}, {"PING", "end"}},
+	} {
+		for _, proto := range []int{2, 3} {
+			c := p.NewConnProto(t, proto)
+			var got [2]string
+			for i, conn := range []*difftest.Conn{c.Redis, c.Node} {
+				var req []byte
+				for _, args := range script {
+					req = resp.AppendCommand(req, toArgs(args))
+				}
+				nc := conn.NetConn()
+				if _, err := nc.Write(req); err != nil {
+					t.Fatal(err)
+				}
+				nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+				var buf []byte
+				chunk := make([]byte, 4096)
+				for !bytes.HasSuffix(buf, []byte("+end\r\n")) && !bytes.HasSuffix(buf, []byte("$3\r\nend\r\n")) {
+					n, err := nc.Read(chunk)
+					if err != nil {
+						t.Fatalf("%v RESP%d: reading after %q: %v", script, proto, buf, err)
+					}
+					buf = append(buf, chunk[:n]...)
+				}
+				got[i] = string(buf)
+			}
+			if got[0] != got[1] {
+				t.Errorf("%v RESP%d:\nredis %q\nnode  %q", script, proto, got[0], got[1])
+			}
+		}
+	}
 }
 
 // TestDiffQuit checks QUIT's reply and that both servers then close.

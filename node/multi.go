@@ -250,7 +250,18 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		}
 	}
 
+	// Redis drops replies as they are written while CLIENT REPLY is OFF
+	// (or skipping this command), so a CLIENT REPLY queued here changes
+	// what follows it only: the header and the replies before it stay.
+	c.replyFiltered = true
+	suppressed := func(mark int) {
+		if c.reply == replyOff || c.reply == replySkipThis {
+			c.w.Truncate(mark)
+		}
+	}
+	mark := c.w.Len()
 	c.w.Array(len(m.cmds))
+	suppressed(mark)
 	c.txCtx = &c.ctx
 	defer func() { c.txCtx = nil }()
 	if s.aof != nil {
@@ -265,7 +276,9 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		s.stats.commands.Add(1)
 		if q.route.conn != nil {
 			c.ctx = engine.Ctx{KS: ks, Args: q.args, W: &c.w, Now: now, Exclusive: exclusive}
+			mark := c.w.Len()
 			s.runTxConn(c, q)
+			suppressed(mark)
 			continue
 		}
 		c.ctx = engine.Ctx{KS: ks, Args: q.args, W: &c.w, Now: now, Live: s.opts.Now().UnixMilli(), Exclusive: exclusive}
@@ -275,7 +288,9 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		if q.slot >= 0 || exclusive {
 			s.markKeys(q.slot, q.route.cmd, q.args)
 		}
+		mark := c.w.Len()
 		s.runTxData(c, q)
+		suppressed(mark)
 		if q.route.cmd.Has(slots.FlagWrite) {
 			s.logCommand(c, q.slot, now, q.args)
 		}
