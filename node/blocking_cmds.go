@@ -146,7 +146,7 @@ func (s *Server) serveOrRegister(c *client, sh *engine.Shard, req *blockReq) *wa
 	sh.Lock()
 	defer sh.Unlock()
 	if msg := s.notServed(sh.Slot); msg != "" {
-		c.w.Error(msg) // the slot moved since the dispatcher's check
+		c.refuseUnserved(msg) // the slot moved since the dispatcher's check
 		return nil
 	}
 	if s.tryServe(c, sh, req, c.nowMs) {

@@ -72,7 +72,7 @@ func (s *Server) xreadOrRegister(c *client, sh *engine.Shard, req *engine.XReadR
 	sh.Lock()
 	defer sh.Unlock()
 	if msg := s.notServed(sh.Slot); msg != "" {
-		c.w.Error(msg) // the slot moved since the dispatcher's check
+		c.refuseUnserved(msg) // the slot moved since the dispatcher's check
 		return nil
 	}
 	for _, k := range req.Keys {

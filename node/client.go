@@ -63,6 +63,13 @@ type client struct {
 	// replyFiltered: the command applied CLIENT REPLY to its reply as it
 	// wrote it (EXEC, whose queued commands may change the mode).
 	replyFiltered bool
+	// fenceRefused: a command of the batch being served got TRYAGAIN at
+	// a migration's fence, so the batch's later keyed commands get it
+	// too, without running. A cluster client that retries a pipeline
+	// whole when its first command fails with TRYAGAIN (go-redis) would
+	// otherwise run the others twice: once where they ran or were
+	// MOVED to, once more in the retry.
+	fenceRefused bool
 	// mark is where the current command's reply starts in w (CLIENT
 	// REPLY drops it from there); a command that blocks flushes w and
 	// resets it.
@@ -251,6 +258,7 @@ func (c *client) onRead(n int) bool {
 // socket with a Read of its own, which the loop's hold on the socket's
 // read side would keep waiting.
 func (c *client) serveBatch() bool {
+	c.fenceRefused = false
 	for n := 0; ; n++ {
 		if n%clockEvery == clockEvery-1 {
 			c.tick()

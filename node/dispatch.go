@@ -97,8 +97,11 @@ func (s *Server) execute(c *client, args [][]byte) {
 	}
 	slot, ok := c.commandSlot(cmd, args)
 	if slot >= 0 {
-		if c.multi == nil && !s.gate.awaitFence(slot) {
-			c.reject(resp.ErrTryAgain) // a migration's fence outlasted the wait
+		if c.multi == nil && (c.fenceRefused || !s.gate.awaitFence(slot)) {
+			// A migration's fence outlasted the wait, or refused an
+			// earlier command of this batch (fenceRefused).
+			c.fenceRefused = true
+			c.reject(resp.ErrTryAgain)
 			return
 		}
 		if msg := s.slotRefusal(slot, !ok); msg != "" {
@@ -178,7 +181,7 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 		if slot >= 0 {
 			ctx.Shard = s.ks.Shard(uint16(slot))
 			if msg := s.notServed(uint16(slot)); msg != "" {
-				c.w.Error(msg)
+				c.refuseUnserved(msg)
 				return
 			}
 		}
@@ -192,7 +195,7 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 			defer sh.Unlock()
 			ctx.Shard = sh
 			if msg := s.notServed(sh.Slot); msg != "" {
-				c.w.Error(msg) // the slot moved since the dispatcher's check
+				c.refuseUnserved(msg) // the slot moved since the dispatcher's check
 				return
 			}
 			s.markKeys(slot, r.cmd, ctx.Args)
@@ -226,6 +229,15 @@ func (s *Server) recoverCommand(c *client, r *route, mark int) {
 
 // reject replies with an error that happens before a command runs; inside
 // MULTI it also dooms the transaction, as Redis's flagTransaction does.
+// refuseUnserved answers a command whose slot, checked under its lock, is
+// fenced (TRYAGAIN) or not this node's (MOVED).
+func (c *client) refuseUnserved(msg string) {
+	if msg == fenceRefusal {
+		c.fenceRefused = true
+	}
+	c.w.Error(msg)
+}
+
 func (c *client) reject(msg string) {
 	if c.multi != nil {
 		c.multi.aborted = true

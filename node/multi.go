@@ -176,7 +176,8 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		return
 	}
 	if m.slot >= 0 {
-		if !s.gate.awaitFence(m.slot) {
+		if c.fenceRefused || !s.gate.awaitFence(m.slot) {
+			c.fenceRefused = true
 			c.discardTransaction()
 			c.w.Error(resp.ErrTryAgain)
 			return
@@ -233,7 +234,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	now := s.opts.Now().UnixMilli()
 	if m.slot >= 0 {
 		if msg := s.notServed(uint16(m.slot)); msg != "" {
-			c.w.Error(msg) // the slot moved since the check above
+			c.refuseUnserved(msg) // the slot moved since the check above
 			return
 		}
 	}
