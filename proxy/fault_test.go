@@ -739,8 +739,8 @@ func TestNodeAtMaxClients(t *testing.T) {
 // cut off.
 func TestSlowNodeBigWrite(t *testing.T) {
 	const (
-		timeout = time.Second
-		size    = 24 << 20
+		timeout = 2 * time.Second
+		size    = 32 << 20
 	)
 	header := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n", size)
 	want := len(header) + size + 2
@@ -753,11 +753,11 @@ func TestSlowNodeBigWrite(t *testing.T) {
 				return
 			}
 			got += n
-			// At most 16 MB/s: the 24 MB take over 1.5 s, more than
-			// NodeTimeout, while a 1 MB piece takes about 65 ms (and
-			// well under a second even if each sleep lasts 50 ms, as
-			// under the race detector on a loaded machine).
-			time.Sleep(4 * time.Millisecond)
+			// At most 12.8 MB/s: the 32 MB take over 2.5 s, more
+			// than NodeTimeout, while a 1 MB piece takes about 80 ms
+			// (and under NodeTimeout even if each sleep lasts 100 ms,
+			// as on a machine loaded by the race detector and more).
+			time.Sleep(5 * time.Millisecond)
 		}
 		c.Write([]byte("+OK\r\n"))
 		io.Copy(io.Discard, c)
