@@ -63,13 +63,19 @@ type client struct {
 	// replyFiltered: the command applied CLIENT REPLY to its reply as it
 	// wrote it (EXEC, whose queued commands may change the mode).
 	replyFiltered bool
-	// fenceRefused: a command of the batch being served got TRYAGAIN at
-	// a migration's fence, so the batch's later keyed commands get it
-	// too, without running. A cluster client that retries a pipeline
+	// fenceRefused: a command of the pipeline being served got TRYAGAIN
+	// at a migration's fence, so the pipeline's later keyed commands get
+	// it too, without running. A cluster client that retries a pipeline
 	// whole when its first command fails with TRYAGAIN (go-redis) would
 	// otherwise run the others twice: once where they ran or were
-	// MOVED to, once more in the retry.
+	// MOVED to, once more in the retry. A pipeline spans reads: see
+	// pipelineGoesOn.
 	fenceRefused bool
+	// fenceRefusedAt is when fenceRefused was set; batchEnd is when the
+	// last batch served under it ended, and partialEnd whether a command
+	// was then still half read.
+	fenceRefusedAt, batchEnd time.Time
+	partialEnd               bool
 	// mark is where the current command's reply starts in w (CLIENT
 	// REPLY drops it from there); a command that blocks flushes w and
 	// resets it.
@@ -258,7 +264,9 @@ func (c *client) onRead(n int) bool {
 // socket with a Read of its own, which the loop's hold on the socket's
 // read side would keep waiting.
 func (c *client) serveBatch() bool {
-	c.fenceRefused = false
+	if c.fenceRefused && !c.pipelineGoesOn() {
+		c.fenceRefused = false
+	}
 	for n := 0; ; n++ {
 		if n%clockEvery == clockEvery-1 {
 			c.tick()
@@ -279,6 +287,9 @@ func (c *client) serveBatch() bool {
 				// arriving) is over it: closed without a reply.
 				c.flush()
 				return false
+			}
+			if c.fenceRefused {
+				c.batchEnd, c.partialEnd = time.Now(), c.rd.Buffered() > 0
 			}
 			break
 		}
@@ -303,6 +314,34 @@ func (c *client) serveBatch() bool {
 		runtime.Gosched()
 	}
 	return c.flush()
+}
+
+// A pipeline refused at a fence goes on being refused while its bytes keep
+// coming: the next read follows a command cut in two, or comes within
+// fenceBatchGap of the last batch's end (a client that reads the replies
+// before it sends again, as go-redis before a retry, which backs off 8 ms
+// at least, leaves a longer gap), for at most fenceBatchMax.
+const (
+	fenceBatchGap = 5 * time.Millisecond
+	fenceBatchMax = 250 * time.Millisecond
+)
+
+// pipelineGoesOn reports whether the bytes just read continue the
+// pipeline whose earlier commands got TRYAGAIN at a fence.
+func (c *client) pipelineGoesOn() bool {
+	now := time.Now()
+	if now.Sub(c.fenceRefusedAt) > fenceBatchMax {
+		return false
+	}
+	return c.partialEnd || now.Sub(c.batchEnd) < fenceBatchGap
+}
+
+// refuseAtFence marks the pipeline being served as refused at a fence.
+func (c *client) refuseAtFence() {
+	if !c.fenceRefused {
+		c.fenceRefused = true
+		c.fenceRefusedAt = time.Now()
+	}
 }
 
 // overQueryBufferLimit reports, logging it, whether the client's unparsed

@@ -99,8 +99,8 @@ func (s *Server) execute(c *client, args [][]byte) {
 	if slot >= 0 {
 		if c.multi == nil && (c.fenceRefused || !s.gate.awaitFence(slot)) {
 			// A migration's fence outlasted the wait, or refused an
-			// earlier command of this batch (fenceRefused).
-			c.fenceRefused = true
+			// earlier command of this pipeline (fenceRefused).
+			c.refuseAtFence()
 			c.reject(resp.ErrTryAgain)
 			return
 		}
@@ -233,7 +233,7 @@ func (s *Server) recoverCommand(c *client, r *route, mark int) {
 // fenced (TRYAGAIN) or not this node's (MOVED).
 func (c *client) refuseUnserved(msg string) {
 	if msg == fenceRefusal {
-		c.fenceRefused = true
+		c.refuseAtFence()
 	}
 	c.w.Error(msg)
 }

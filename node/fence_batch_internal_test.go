@@ -14,12 +14,14 @@ import (
 	"github.com/shardgate/shardgate/slots"
 )
 
-// TestFenceRefusalCoversItsBatch: once a command of a pipelined batch gets
-// TRYAGAIN at a migration's fence, the batch's later keyed commands get
-// it too and do not run, whatever their slot. go-redis's ClusterClient
-// retries a whole pipeline when its first command answers TRYAGAIN; the
-// others, run here or MOVED to the new owner and run there, then ran
-// twice (seen as INCR counters ahead of their acknowledged count).
+// TestFenceRefusalCoversItsBatch: once a command of a pipeline gets
+// TRYAGAIN at a migration's fence, the pipeline's later keyed commands get
+// it too and do not run, whatever their slot, also when they come in a
+// later read. go-redis's ClusterClient retries a whole pipeline when its
+// first command answers TRYAGAIN; the others, run here or MOVED to the new
+// owner and run there, then ran twice (seen as INCR counters ahead of
+// their acknowledged count, first with every pipeline, then, with only
+// the first read's commands refused, with pipelines over 16 KB).
 func TestFenceRefusalCoversItsBatch(t *testing.T) {
 	s, err := New(Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -93,13 +95,61 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 			t.Errorf("%s:\n got  %q\n want %q", what, got, want)
 		}
 	}
+	// pause lets a refused pipeline end: the next bytes come later than a
+	// continuation would (fenceBatchGap), as from a client that read the
+	// replies and backed off before sending again.
+	pause := func() { time.Sleep(4 * fenceBatchGap) }
 
 	check("fenced command first", pipeline([]string{"INCR", fenced}, []string{"INCR", "a"}, []string{"INCR", "b"}, []string{"PING"}),
 		tryAgain, tryAgain, tryAgain, "+PONG")
+	pause()
 	check("the refused batch ran nothing", pipeline([]string{"GET", "a"}, []string{"GET", "b"}), "$-1", "$-1")
 	check("fenced command later", pipeline([]string{"INCR", "a"}, []string{"INCR", fenced}, []string{"INCR", "b"}),
 		":1", tryAgain, tryAgain)
-	check("next batch", pipeline([]string{"INCR", "b"}), ":1")
+	pause()
+	check("next pipeline", pipeline([]string{"INCR", "b"}), ":1")
+
+	// A pipeline that arrives in two reads: the second part, sent while
+	// the first waits at the fence, is read at once after it and refused
+	// too; so is one whose first read ends inside a command.
+	send := func(b []byte) {
+		t.Helper()
+		if _, err := nc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := func(args ...string) []byte {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		return resp.AppendCommand(nil, b)
+	}
+	readReplies := func(n int) []string {
+		t.Helper()
+		out := make([]string, n)
+		for i := range out {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = strings.TrimSuffix(line, "\r\n")
+		}
+		return out
+	}
+	pause()
+	send(append(cmd("INCR", fenced), cmd("INCR", "a")...))
+	time.Sleep(s.gate.wait / 2) // read, and waiting at the fence
+	send(cmd("INCR", "b"))
+	check("second read of a refused pipeline", readReplies(3), tryAgain, tryAgain, tryAgain)
+	pause()
+	half := cmd("INCR", "b")
+	send(append(cmd("INCR", fenced), half[:5]...))
+	time.Sleep(s.gate.wait + 4*fenceBatchGap) // the first read is served
+	send(append(half[5:], cmd("INCR", "a")...))
+	check("a command cut across reads", readReplies(3), tryAgain, tryAgain, tryAgain)
+	pause()
+	check("after the cut pipeline", pipeline([]string{"GET", "a"}, []string{"GET", "b"}), "$1", "$1")
 
 	s.ks.RLock()
 	sh.Lock()
@@ -107,5 +157,6 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 	sh.Unlock()
 	s.ks.RUnlock()
 	close(f.done)
+	pause()
 	check("fence down", pipeline([]string{"INCR", fenced}, []string{"INCR", "a"}), ":1", ":2")
 }

@@ -177,7 +177,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	}
 	if m.slot >= 0 {
 		if c.fenceRefused || !s.gate.awaitFence(m.slot) {
-			c.fenceRefused = true
+			c.refuseAtFence()
 			c.discardTransaction()
 			c.w.Error(resp.ErrTryAgain)
 			return
