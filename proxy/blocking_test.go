@@ -40,8 +40,10 @@ type blockNode struct {
 }
 
 // blockNodeTimeout is short, so that a watchdog that cut blocked
-// connections would show within the tests' waits.
-const blockNodeTimeout = 300 * time.Millisecond
+// connections would show within the tests' waits, yet long enough that a
+// node on a loaded machine answers within it (300 ms was not, at a load
+// average of 30 on 2 cores).
+const blockNodeTimeout = time.Second
 
 // forBackends runs f over redis-servers, then over shardgate nodes, with
 // a proxy whose NodeTimeout is blockNodeTimeout.
@@ -628,7 +630,7 @@ func TestBlockingClientGoneAtOnce(t *testing.T) {
 			a := dial(t, e.addr, 2)
 			send(t, a, "BLMOVE", "q", "{q}dst", "RIGHT", "LEFT", "0")
 			a.Close()
-			// Well under NodeTimeout (300 ms), well over the unblock's
+			// Well under NodeTimeout (1 s), well over the unblock's
 			// retries.
 			time.Sleep(blockNodeTimeout / 4)
 			if n := blockedOn(t, node); n != 0 {
