@@ -320,10 +320,14 @@ func (c *client) serveBatch() bool {
 // coming: the next read follows a command cut in two, or comes within
 // fenceBatchGap of the last batch's end (a client that reads the replies
 // before it sends again, as go-redis before a retry, which backs off 8 ms
-// at least, leaves a longer gap), for at most fenceBatchMax.
+// at least, leaves a longer gap), for at most fenceBatchMax (which bounds
+// how long a connection that never pauses, the proxy's, is refused).
+// Wall-clock gaps misjudge a continuation when the node is descheduled
+// for longer than fenceBatchGap between two reads (seen once at a load
+// average of 26 on 2 cores).
 const (
-	fenceBatchGap = 5 * time.Millisecond
-	fenceBatchMax = 250 * time.Millisecond
+	fenceBatchGap = 7 * time.Millisecond
+	fenceBatchMax = time.Second
 )
 
 // pipelineGoesOn reports whether the bytes just read continue the
