@@ -340,6 +340,17 @@ func (c *client) pipelineGoesOn() bool {
 	return c.partialEnd || now.Sub(c.batchEnd) < fenceBatchGap
 }
 
+// passFence waits for slot's fence, if any; false (TRYAGAIN) when the
+// fence outlasted the wait or refused an earlier command of the client's
+// pipeline.
+func (s *Server) passFence(c *client, slot int) bool {
+	if c.fenceRefused || !s.gate.awaitFence(slot) {
+		c.refuseAtFence()
+		return false
+	}
+	return true
+}
+
 // refuseAtFence marks the pipeline being served as refused at a fence.
 func (c *client) refuseAtFence() {
 	if !c.fenceRefused {

@@ -97,10 +97,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 	}
 	slot, ok := c.commandSlot(cmd, args)
 	if slot >= 0 {
-		if c.multi == nil && (c.fenceRefused || !s.gate.awaitFence(slot)) {
-			// A migration's fence outlasted the wait, or refused an
-			// earlier command of this pipeline (fenceRefused).
-			c.refuseAtFence()
+		if c.multi == nil && !s.passFence(c, slot) {
 			c.reject(resp.ErrTryAgain)
 			return
 		}

@@ -176,8 +176,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		return
 	}
 	if m.slot >= 0 {
-		if c.fenceRefused || !s.gate.awaitFence(m.slot) {
-			c.refuseAtFence()
+		if !s.passFence(c, m.slot) {
 			c.discardTransaction()
 			c.w.Error(resp.ErrTryAgain)
 			return

@@ -146,13 +146,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.clients.Attach(ln, func() { s.wg.Add(1) }); err != nil {
 		return ErrServerClosed
 	}
-	starting := true
-	started := func() {
-		if starting {
-			starting = false
-			s.wg.Done()
-		}
-	}
+	started := sync.OnceFunc(s.wg.Done)
 	defer started()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
