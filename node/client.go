@@ -72,10 +72,11 @@ type client struct {
 	// pipelineGoesOn.
 	fenceRefused bool
 	// fenceRefusedAt is when fenceRefused was set; batchEnd is when the
-	// last batch served under it ended, and partialEnd whether a command
-	// was then still half read.
+	// last batch served under it ended, and moreWaiting whether more of
+	// the client's bytes were there by then: a command still half read,
+	// or bytes in the socket that no read had taken.
 	fenceRefusedAt, batchEnd time.Time
-	partialEnd               bool
+	moreWaiting              bool
 	// mark is where the current command's reply starts in w (CLIENT
 	// REPLY drops it from there); a command that blocks flushes w and
 	// resets it.
@@ -289,7 +290,14 @@ func (c *client) serveBatch() bool {
 				return false
 			}
 			if c.fenceRefused {
-				c.batchEnd, c.partialEnd = time.Now(), c.rd.Buffered() > 0
+				// Bytes already waiting were sent before the client
+				// could read this batch's replies: the same pipeline,
+				// however late the next read comes.
+				c.batchEnd = time.Now()
+				c.moreWaiting = c.rd.Buffered() > 0 || rawio.Unread(c.nc)
+				if c.srv.fencedBatchEnd != nil {
+					c.srv.fencedBatchEnd()
+				}
 			}
 			break
 		}
@@ -317,14 +325,16 @@ func (c *client) serveBatch() bool {
 }
 
 // A pipeline refused at a fence goes on being refused while its bytes keep
-// coming: the next read follows a command cut in two, or comes within
-// fenceBatchGap of the last batch's end (a client that reads the replies
-// before it sends again, as go-redis before a retry, which backs off 8 ms
-// at least, leaves a longer gap), for at most fenceBatchMax (which bounds
-// how long a connection that never pauses, the proxy's, is refused).
-// Wall-clock gaps misjudge a continuation when the node is descheduled
-// for longer than fenceBatchGap between two reads (seen once at a load
-// average of 26 on 2 cores).
+// coming: more of them were already there when the last batch ended (a
+// command cut in two, or bytes in the socket no read had taken), or the
+// next read comes within fenceBatchGap of that end (a client that reads
+// the replies before it sends again, as go-redis before a retry, which
+// backs off 8 ms at least, leaves a longer gap); for at most
+// fenceBatchMax, which bounds how long a connection that never pauses,
+// the proxy's, is refused. Only a client that is itself descheduled for
+// longer than fenceBatchGap in the middle of writing one pipeline is
+// misjudged; a node descheduled between two reads (seen once at a load
+// average of 26 on 2 cores, when only the gap counted) no longer is.
 const (
 	fenceBatchGap = 7 * time.Millisecond
 	fenceBatchMax = time.Second
@@ -337,7 +347,7 @@ func (c *client) pipelineGoesOn() bool {
 	if now.Sub(c.fenceRefusedAt) > fenceBatchMax {
 		return false
 	}
-	return c.partialEnd || now.Sub(c.batchEnd) < fenceBatchGap
+	return c.moreWaiting || now.Sub(c.batchEnd) < fenceBatchGap
 }
 
 // passFence waits for slot's fence, if any; false (TRYAGAIN) when the

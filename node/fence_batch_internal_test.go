@@ -22,41 +22,54 @@ import (
 // owner and run there, then ran twice (seen as INCR counters ahead of
 // their acknowledged count, first with every pipeline, then, with only
 // the first read's commands refused, with pipelines over 16 KB).
-func TestFenceRefusalCoversItsBatch(t *testing.T) {
+// fencedNode serves a node whose slot of key "fenced" has a migration's
+// fence up, which commands wait on for wait, and returns the node, the
+// fence and a connection to it; hook, if not nil, is the node's
+// fencedBatchEnd.
+func fencedNode(t *testing.T, wait time.Duration, hook func()) (s *Server, f *fence, nc net.Conn) {
+	t.Helper()
 	s, err := New(Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.gate.wait = 20 * time.Millisecond
+	s.gate.wait = wait
+	s.fencedBatchEnd = hook
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(context.Background(), ln) }()
-	defer func() {
+	t.Cleanup(func() {
 		s.Close()
 		if err := <-served; err != nil && !errors.Is(err, ErrServerClosed) {
 			t.Errorf("Serve: %v", err)
 		}
-	}()
-
-	fenced := "fenced"
-	slot := slots.Slot([]byte(fenced))
-	f := &fence{done: make(chan struct{})}
+	})
+	slot := slots.Slot([]byte("fenced"))
+	f = &fence{done: make(chan struct{})}
+	s.ks.RLock()
 	s.ks.RLock()
 	sh := s.ks.Shard(slot)
+	s.ks.RUnlock()
 	sh.Lock()
 	s.gate.raiseFence(slot, f)
 	sh.Unlock()
 	s.ks.RUnlock()
-
-	nc, err := net.Dial("tcp", ln.Addr().String())
+	nc, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(func() { nc.Close() })
 	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	return s, f, nc
+}
+
+func TestFenceRefusalCoversItsBatch(t *testing.T) {
+	s, f, nc := fencedNode(t, 20*time.Millisecond, nil)
+	fenced := "fenced"
+	slot := slots.Slot([]byte(fenced))
+	sh := s.ks.Shard(slot)
 	br := bufio.NewReader(nc)
 	// pipeline sends the commands in one write and returns their replies'
 	// first lines.
@@ -159,4 +172,57 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 	close(f.done)
 	pause()
 	check("fence down", pipeline([]string{"INCR", fenced}, []string{"INCR", "a"}), ":1", ":2")
+}
+
+// TestFenceRefusalSurvivesALateRead: a node descheduled between two reads
+// of one refused pipeline (here made to sleep as the first read's batch
+// ends) reads its rest later than fenceBatchGap; the rest, already in the
+// socket when the batch ended, is still refused. When only the gap
+// counted, go-redis ran part of a pipeline of thousands of commands twice
+// on a machine at a load average of 26.
+func TestFenceRefusalSurvivesALateRead(t *testing.T) {
+	_, _, nc := fencedNode(t, 300*time.Millisecond, func() { time.Sleep(4 * fenceBatchGap) })
+	cmd := func(args ...string) []byte {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		return resp.AppendCommand(nil, b)
+	}
+	send := func(b []byte) {
+		t.Helper()
+		if _, err := nc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := bufio.NewReader(nc)
+	readReplies := func(n int) string {
+		t.Helper()
+		out := make([]string, n)
+		for i := range out {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = strings.TrimSuffix(line, "\r\n")
+			if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+				if _, err := br.ReadString('\n'); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	tryAgain := "-" + resp.ErrTryAgain
+	send(append(cmd("INCR", "fenced"), cmd("INCR", "a")...))
+	time.Sleep(20 * time.Millisecond) // read, and waiting at the fence
+	send(cmd("INCR", "b"))
+	if got, want := readReplies(3), tryAgain+"|"+tryAgain+"|"+tryAgain; got != want {
+		t.Errorf("pipeline read late:\n got  %q\n want %q", got, want)
+	}
+	time.Sleep(4 * fenceBatchGap)
+	send(append(cmd("GET", "a"), cmd("GET", "b")...))
+	if got := readReplies(2); got != "$-1|$-1" {
+		t.Errorf("after the refused pipeline, GET a, GET b = %q: part of it ran", got)
+	}
 }

@@ -57,8 +57,11 @@ type Server struct {
 	slotLSN [slots.Count]uint64
 	// snapPause, for tests, runs between two slots of a snapshot.
 	snapPause func(slot uint16)
-	wg        sync.WaitGroup
-	stop      chan struct{}
+	// fencedBatchEnd, for tests, runs as a batch refused at a fence ends
+	// (a node descheduled before its next read).
+	fencedBatchEnd func()
+	wg             sync.WaitGroup
+	stop           chan struct{}
 }
 
 // serverStats are INFO's counters.

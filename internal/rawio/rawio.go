@@ -173,6 +173,15 @@ func PeerClosed(nc net.Conn) bool {
 	return ok && peerClosed(rc)
 }
 
+// Unread reports whether nc's socket holds bytes that no read has taken
+// yet (SIOCINQ), as far as the kernel knows now; false when that cannot
+// be told. Bytes waiting there were sent before the peer could have read
+// anything written after this call.
+func Unread(nc net.Conn) bool {
+	rc, ok := rawConnOf(nc)
+	return ok && unread(rc)
+}
+
 // rawConnOf is nc's raw access, if it has one.
 func rawConnOf(nc net.Conn) (syscall.RawConn, bool) {
 	sc, ok := nc.(syscall.Conn)

@@ -121,6 +121,19 @@ func peerClosed(rc syscall.RawConn) bool {
 	return closed
 }
 
+// unread asks for the socket's unread byte count (SIOCINQ, which Linux
+// spells TIOCINQ for sockets too).
+func unread(rc syscall.RawConn) bool {
+	n := int32(0)
+	rc.Control(func(fd uintptr) {
+		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+		if e != 0 {
+			n = 0
+		}
+	})
+	return n > 0
+}
+
 // readLoop is ReadLoop's body: the callback runs inside one RawConn.Read,
 // so the poller's readiness is not reset between batches.
 func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {

@@ -14,6 +14,8 @@ func (c *Conn) setup() {}
 
 func peerClosed(rc syscall.RawConn) bool { return false }
 
+func unread(rc syscall.RawConn) bool { return false }
+
 func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
 	return errors.New("rawio: ReadLoop is not supported on this platform")
 }

@@ -272,3 +272,35 @@ func BenchmarkReadWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestUnread: the socket's unread bytes are seen before any read takes
+// them, and not once a read has taken them all.
+func TestUnread(t *testing.T) {
+	if !supported {
+		t.Skip("no SIOCINQ on this platform")
+	}
+	c, peer := pair(t)
+	if Unread(c) {
+		t.Fatal("Unread on a fresh connection")
+	}
+	if _, err := peer.Write([]byte("+OK\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !Unread(c) {
+		if time.Now().After(deadline) {
+			t.Fatal("5 bytes sent, Unread still false")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 64)
+	if n, err := c.Read(buf); n != 5 || err != nil {
+		t.Fatalf("Read = %d, %v", n, err)
+	}
+	if Unread(c) {
+		t.Fatal("Unread after every byte was read")
+	}
+	if Unread(&net.TCPConn{}) {
+		t.Fatal("Unread on a connection without a socket")
+	}
+}
