@@ -28,6 +28,9 @@
 #              a Redis Cluster, so (b) and (d) run the same MSET with its 10
 #              keys under one {tag} (key:{tag}:__rand_int__): one slot, one
 #              node, less work than a split. Such cells are marked with †.
+#   msettag    "MSET {tag}" in the tables: the one-slot MSET above on every
+#              target (twemproxy has hash_tag "{}"), so every column does
+#              the same work and (a)/(b) compares like with like.
 # In cluster mode the key of a custom command must contain {tag}
 # (bm:{tag}:__rand_int__), which redis-benchmark replaces per node.
 # Each target and test is first tried with a short run: one that fails
@@ -49,7 +52,7 @@
 #   CLIENTS     parallel connections (default 50)
 #   PIPELINES   pipeline depths (default "1 16")
 #   KEYSPACE    random key range (default 100000)
-#   TESTS       tests to run (default "get set setbit bitcount mset")
+#   TESTS       tests to run (default "get set setbit bitcount mset msettag")
 #   TARGETS     targets to run (default "redis proxy node twem cluster")
 #   NODE_PROCS  --procs of every shardgate node (default 0: Go's default)
 #   PROXY_FLAGS extra flags for `shardgate proxy` (added after --addr,
@@ -66,7 +69,7 @@ REQUESTS=${REQUESTS:-200000}
 CLIENTS=${CLIENTS:-50}
 PIPELINES=${PIPELINES:-"1 16"}
 KEYSPACE=${KEYSPACE:-100000}
-TESTS=${TESTS:-"get set setbit bitcount mset"}
+TESTS=${TESTS:-"get set setbit bitcount mset msettag"}
 TARGETS=${TARGETS:-"redis proxy node twem cluster"}
 NODE_PROCS=${NODE_PROCS:-0}
 PROXY_FLAGS=${PROXY_FLAGS:-}
@@ -86,8 +89,8 @@ for t in $TARGETS; do
 done
 for t in $TESTS; do
 	case $t in
-	get | set | setbit | bitcount | mset) ;;
-	*) echo "unknown test $t (get set setbit bitcount mset)" >&2; exit 2 ;;
+	get | set | setbit | bitcount | mset | msettag) ;;
+	*) echo "unknown test $t (get set setbit bitcount mset msettag)" >&2; exit 2 ;;
 	esac
 done
 if [[ -n ${want[twem]:-} ]] && ! command -v nutcracker >/dev/null; then
@@ -222,6 +225,7 @@ if [[ -n ${want[twem]:-} ]]; then
 		echo "  listen: 127.0.0.1:${tport[twem]}"
 		echo "  redis: true"
 		echo "  hash: fnv1a_64"
+		echo "  hash_tag: \"{}\""
 		echo "  distribution: ketama"
 		echo "  auto_eject_hosts: false"
 		echo "  preconnect: true"
@@ -287,6 +291,10 @@ set_args() {
 		else
 			args=(-t mset -r "$KEYSPACE")
 		fi
+		;;
+	msettag)
+		args=(-r "$KEYSPACE" MSET)
+		for _ in $(seq 10); do args+=("key:{tag}:__rand_int__" xxx); done
 		;;
 	esac
 }
@@ -375,7 +383,7 @@ done
 
 marks=
 for t in "${active[@]}"; do
-	[[ -z ${same_slot[$t]:-} || $TESTS != *mset* ]] || marks+="$t "
+	[[ -z ${same_slot[$t]:-} || " $TESTS " != *" mset "* ]] || marks+="$t "
 done
 
 echo
@@ -404,6 +412,7 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 	function num(v) { return v != "" && v != "n/a" && v != "err" }
 	function fmt(v, dec) { return num(v) ? sprintf("%." dec "f", v) : v }
 	function ratio(x, y) { return num(x) && num(y) && y > 0 ? sprintf("%.2f", x / y) : "n/a" }
+	function label(test) { return test == "msettag" ? "MSET {tag}" : toupper(test) }
 	function cell(t, test, v) { return fmt(v, 0) (test == "mset" && index(marks, " " t " ") ? " †" : "") }
 	{
 		key = $4 SUBSEP $2
@@ -425,7 +434,7 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 			per = ""
 			for (r = 1; r <= rounds; r++)
 				per = per (r > 1 ? " " : "") ratio(rps[key, "proxy", r], rps[key, "node", r])
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", toupper(parts[1]), parts[2],
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label(parts[1]), parts[2],
 				cell("redis", parts[1], m["redis"]), cell("proxy", parts[1], m["proxy"]), cell("node", parts[1], m["node"]),
 				cell("twem", parts[1], m["twem"]), cell("cluster", parts[1], m["cluster"]),
 				ratio(m["proxy"], m["node"]), ratio(m["proxy"], m["twem"]), ratio(m["proxy"], m["redis"]), per
@@ -437,7 +446,7 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 		print "|------|---:|------:|----------:|---------:|--------------:|------------:|"
 		for (k = 1; k <= nkeys; k++) {
 			key = order[k]; split(key, parts, SUBSEP)
-			line = "| " toupper(parts[1]) " | " parts[2] " |"
+			line = "| " label(parts[1]) " | " parts[2] " |"
 			for (i = 1; i <= nt; i++) line = line " " fmt(median(lat[key, T[i]]), 3) " |"
 			print line
 		}
@@ -449,7 +458,7 @@ awk -F, -v rounds="$ROUNDS" -v marks=" $marks" '
 		print "|------|---:|------:|----------:|---------:|--------------:|------------:|"
 		for (k = 1; k <= nkeys; k++) {
 			key = order[k]; split(key, parts, SUBSEP)
-			line = "| " toupper(parts[1]) " | " parts[2] " |"
+			line = "| " label(parts[1]) " | " parts[2] " |"
 			for (i = 1; i <= nt; i++) {
 				sv = median(scpu[key, T[i]]); cv = median(ccpu[key, T[i]]); fv = median(fcpu[key, T[i]])
 				front = (T[i] == "proxy" || T[i] == "twem") && num(fv) ? " (" fmt(fv, 1) ")" : ""
