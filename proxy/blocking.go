@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,15 +77,17 @@ func blocksOnNode(cmd *slots.Command, args [][]byte) bool {
 	return ok
 }
 
-// blockTimeout is the command's own timeout; 0 means none (forever, or a
-// timeout the node will refuse).
+// blockTimeout is the command's own timeout, in whole milliseconds; 0
+// means none (forever, or a timeout the node will refuse).
 func blockTimeout(cmd *slots.Command, args [][]byte) time.Duration {
 	i, unit := timeoutArg(cmd, args)
 	f, err := strconv.ParseFloat(string(args[i]), 64)
 	if err != nil || f <= 0 || f > float64(1<<62)/float64(unit) {
 		return 0
 	}
-	return time.Duration(f * float64(unit))
+	// Redis counts whole milliseconds: a positive timeout under one is 0,
+	// which blocks forever.
+	return time.Duration(math.Trunc(f*float64(unit/time.Millisecond))) * time.Millisecond
 }
 
 // timeoutArg returns the index of a blocking command's timeout argument
@@ -103,11 +106,15 @@ func timeoutArg(cmd *slots.Command, args [][]byte) (int, time.Duration) {
 	return len(args) - 1, time.Second
 }
 
-// plainTimeout reports whether a timeout argument is one the proxy may
-// rewrite: seconds as digits with at most one dot, milliseconds as
-// digits without a leading zero. Anything else (signs, exponents, inf, a
-// fraction of a millisecond) may be refused or read differently by the
-// node, and is passed on as the client wrote it.
+// plainTimeout reports whether a timeout argument is one the node surely
+// accepts and reads as the proxy does, so that the proxy may act on it
+// (run the non-blocking form first, rewrite what is left of it after a
+// redirect): seconds as at most 15 digits, a dot and more digits (Redis
+// refuses a timeout whose milliseconds overflow, as negative or out of
+// range), milliseconds as at most 18 digits without a leading zero.
+// Anything else (signs, exponents, inf, "." alone, more digits) may be
+// refused or read differently by the node, and is passed on as the
+// client wrote it.
 func plainTimeout(b []byte, unit time.Duration) bool {
 	if unit == time.Millisecond {
 		if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
@@ -120,16 +127,18 @@ func plainTimeout(b []byte, unit time.Duration) bool {
 		}
 		return true
 	}
-	dots := 0
-	for _, ch := range b {
-		switch {
-		case ch == '.':
-			dots++
-		case ch < '0' || ch > '9':
-			return false
+	whole, frac, _ := bytes.Cut(b, []byte("."))
+	if len(whole) > 15 || len(whole)+len(frac) == 0 {
+		return false
+	}
+	for _, part := range [][]byte{whole, frac} {
+		for _, ch := range part {
+			if ch < '0' || ch > '9' {
+				return false // a second dot, too
+			}
 		}
 	}
-	return len(b) > 0 && dots <= 1
+	return true
 }
 
 // formatTimeout writes a remaining timeout (positive) in unit, rounded up

@@ -134,3 +134,33 @@ func isSubsequence(sub, all []string) bool {
 	}
 	return i == len(sub)
 }
+
+// TestDiffBlockingTimeoutsWithData: a blocking pop on a list that has
+// elements answers as one redis-server does whatever its timeout: the
+// proxy's shortcut (the non-blocking form, run first) must not pop where
+// Redis refuses the timeout (overflowing milliseconds read as negative,
+// "." not a float). Each command is followed by the lists' contents.
+func TestDiffBlockingTimeoutsWithData(t *testing.T) {
+	redisAddr := startPlainOracle(t, "blocking timeouts")
+	px := proxytest.Start(t, 3, proxy.Options{})
+	timeouts := []string{
+		"99999999999999999999", "9999999999999999", "999999999999999", "9223372036854775",
+		".", "..", "", "1.", ".5", "007", "0.0001", "0", "-1", "-0", "1e3", "inf", "nan", "0x10", " 1", "1 ",
+	}
+	cmds := [][]string{{"RPUSH", "{t}l", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"}}
+	look := [][]string{{"LRANGE", "{t}l", "0", "-1"}, {"LRANGE", "{t}l2", "0", "-1"}}
+	for _, to := range timeouts {
+		for _, c := range [][]string{
+			{"BLPOP", "{t}l", to}, {"BRPOP", "{t}l", "{t}x", to}, {"BLMPOP", to, "1", "{t}l", "LEFT"},
+			{"BLMOVE", "{t}l", "{t}l2", "LEFT", "RIGHT", to}, {"BRPOPLPUSH", "{t}l", "{t}l2", to},
+		} {
+			cmds = append(cmds, c)
+			cmds = append(cmds, look...)
+		}
+		// Keep the list from running dry.
+		cmds = append(cmds, []string{"RPUSH", "{t}l", "x", "y", "z", "w", "v"})
+	}
+	for _, proto := range []int{2, 3} {
+		diffSeq(t, dial(t, redisAddr, proto), dial(t, px.Addr, proto), proto, append(cmds, []string{"DEL", "{t}l", "{t}l2"}))
+	}
+}
