@@ -49,9 +49,7 @@ func fencedNode(t *testing.T, wait time.Duration, hook func()) (s *Server, f *fe
 	slot := slots.Slot([]byte("fenced"))
 	f = &fence{done: make(chan struct{})}
 	s.ks.RLock()
-	s.ks.RLock()
 	sh := s.ks.Shard(slot)
-	s.ks.RUnlock()
 	sh.Lock()
 	s.gate.raiseFence(slot, f)
 	sh.Unlock()
@@ -69,7 +67,9 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 	s, f, nc := fencedNode(t, 20*time.Millisecond, nil)
 	fenced := "fenced"
 	slot := slots.Slot([]byte(fenced))
+	s.ks.RLock()
 	sh := s.ks.Shard(slot)
+	s.ks.RUnlock()
 	br := bufio.NewReader(nc)
 	// pipeline sends the commands in one write and returns their replies'
 	// first lines.
