@@ -77,29 +77,12 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 		t.Helper()
 		var req []byte
 		for _, c := range cmds {
-			args := make([][]byte, len(c))
-			for i, a := range c {
-				args[i] = []byte(a)
-			}
-			req = resp.AppendCommand(req, args)
+			req = append(req, encodeCmd(c...)...)
 		}
 		if _, err := nc.Write(req); err != nil {
 			t.Fatal(err)
 		}
-		out := make([]string, len(cmds))
-		for i := range cmds {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = strings.TrimSuffix(line, "\r\n")
-			if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
-				if _, err := br.ReadString('\n'); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		return out
+		return readReplyLines(t, br, len(cmds))
 	}
 	tryAgain := "-" + resp.ErrTryAgain
 	check := func(what string, got []string, want ...string) {
@@ -131,25 +114,8 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := func(args ...string) []byte {
-		b := make([][]byte, len(args))
-		for i, a := range args {
-			b[i] = []byte(a)
-		}
-		return resp.AppendCommand(nil, b)
-	}
-	readReplies := func(n int) []string {
-		t.Helper()
-		out := make([]string, n)
-		for i := range out {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = strings.TrimSuffix(line, "\r\n")
-		}
-		return out
-	}
+	cmd := encodeCmd
+	readReplies := func(n int) []string { t.Helper(); return readReplyLines(t, br, n) }
 	pause()
 	send(append(cmd("INCR", fenced), cmd("INCR", "a")...))
 	time.Sleep(s.gate.wait / 2) // read, and waiting at the fence
@@ -182,13 +148,7 @@ func TestFenceRefusalCoversItsBatch(t *testing.T) {
 // on a machine at a load average of 26.
 func TestFenceRefusalSurvivesALateRead(t *testing.T) {
 	_, _, nc := fencedNode(t, 300*time.Millisecond, func() { time.Sleep(4 * fenceBatchGap) })
-	cmd := func(args ...string) []byte {
-		b := make([][]byte, len(args))
-		for i, a := range args {
-			b[i] = []byte(a)
-		}
-		return resp.AppendCommand(nil, b)
-	}
+	cmd := encodeCmd
 	send := func(b []byte) {
 		t.Helper()
 		if _, err := nc.Write(b); err != nil {
@@ -196,23 +156,7 @@ func TestFenceRefusalSurvivesALateRead(t *testing.T) {
 		}
 	}
 	br := bufio.NewReader(nc)
-	readReplies := func(n int) string {
-		t.Helper()
-		out := make([]string, n)
-		for i := range out {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = strings.TrimSuffix(line, "\r\n")
-			if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
-				if _, err := br.ReadString('\n'); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		return strings.Join(out, "|")
-	}
+	readReplies := func(n int) string { t.Helper(); return strings.Join(readReplyLines(t, br, n), "|") }
 	tryAgain := "-" + resp.ErrTryAgain
 	send(append(cmd("INCR", "fenced"), cmd("INCR", "a")...))
 	time.Sleep(20 * time.Millisecond) // read, and waiting at the fence
@@ -225,4 +169,33 @@ func TestFenceRefusalSurvivesALateRead(t *testing.T) {
 	if got := readReplies(2); got != "$-1|$-1" {
 		t.Errorf("after the refused pipeline, GET a, GET b = %q: part of it ran", got)
 	}
+}
+
+// encodeCmd is a command in RESP.
+func encodeCmd(args ...string) []byte {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	return resp.AppendCommand(nil, b)
+}
+
+// readReplyLines reads n replies of one line each (a bulk string's two),
+// and returns their first lines.
+func readReplyLines(t *testing.T, br *bufio.Reader, n int) []string {
+	t.Helper()
+	out := make([]string, n)
+	for i := range out {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = strings.TrimSuffix(line, "\r\n")
+		if strings.HasPrefix(line, "$") && line != "$-1\r\n" {
+			if _, err := br.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
 }
