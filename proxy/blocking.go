@@ -117,25 +117,18 @@ func timeoutArg(cmd *slots.Command, args [][]byte) (int, time.Duration) {
 // client wrote it.
 func plainTimeout(b []byte, unit time.Duration) bool {
 	if unit == time.Millisecond {
-		if len(b) == 0 || len(b) > 18 || b[0] == '0' && len(b) > 1 {
-			return false
-		}
-		for _, ch := range b {
-			if ch < '0' || ch > '9' {
-				return false
-			}
-		}
-		return true
+		return len(b) > 0 && len(b) <= 18 && (b[0] != '0' || len(b) == 1) && allDigits(b)
 	}
 	whole, frac, _ := bytes.Cut(b, []byte("."))
-	if len(whole) > 15 || len(whole)+len(frac) == 0 {
-		return false
-	}
-	for _, part := range [][]byte{whole, frac} {
-		for _, ch := range part {
-			if ch < '0' || ch > '9' {
-				return false // a second dot, too
-			}
+	// A second dot is in frac, which allDigits refuses.
+	return len(whole) <= 15 && len(whole)+len(frac) > 0 && allDigits(whole) && allDigits(frac)
+}
+
+// allDigits reports whether b holds decimal digits only.
+func allDigits(b []byte) bool {
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return false
 		}
 	}
 	return true

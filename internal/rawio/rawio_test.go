@@ -277,7 +277,7 @@ func BenchmarkReadWrite(b *testing.B) {
 // them, and not once a read has taken them all.
 func TestUnread(t *testing.T) {
 	if !supported {
-		t.Skip("no SIOCINQ on this platform")
+		t.Skip("rawio reads SIOCINQ on Linux only; this platform has no raw socket support in rawio")
 	}
 	c, peer := pair(t)
 	if Unread(c) {
