@@ -23,6 +23,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/shardgate/shardgate/slots"
@@ -154,6 +155,12 @@ type Keyspace struct {
 	cycle expireCycleState
 	// dirty counts changes, as Redis's server.dirty (INFO persistence).
 	dirty atomic.Int64
+	// sharedAccess is the access time (unix seconds, 0: never) of each of
+	// Redis's shared integer objects 0..9999: every key holding one of
+	// them shares its idle time, and OBJECT IDLETIME reports that (see
+	// object.go). born is when they were "created", the keyspace's start.
+	sharedAccess [sharedIntegers]atomic.Uint32
+	born         uint32
 	// keyspace-wide statistics (INFO stats)
 	Stats Stats
 	// OnListPush, when set, is called after anything adds elements to a
@@ -202,7 +209,7 @@ type Stats struct {
 
 // New returns an empty keyspace.
 func New() *Keyspace {
-	ks := &Keyspace{scanSeed: maphash.MakeSeed()}
+	ks := &Keyspace{scanSeed: maphash.MakeSeed(), born: uint32(time.Now().Unix())}
 	ks.keySeed = maphash.MakeSeed()
 	for i := range ks.shards {
 		ks.shards[i].Slot = uint16(i)
@@ -242,6 +249,9 @@ func (ks *Keyspace) Lookup(s *Shard, key []byte, now int64) *Entry {
 	e := ks.Peek(s, key, now)
 	if e != nil {
 		e.Access = sec
+		if e.Enc == EncInt {
+			ks.touchShared(e, sec)
+		}
 	}
 	return e
 }

@@ -438,3 +438,42 @@ func TestExistsTTLDoNotAllocate(t *testing.T) {
 		t.Errorf("EXISTS+TTL allocate %.1f times per run", n)
 	}
 }
+
+// TestSharedIntegerIdleTime checks OBJECT IDLETIME on integers 0..9999,
+// which Redis stores as one shared object per value: every key holding 5
+// has the idle time of the last access to any of them, a new key gets the
+// object's age, and a value outside the range, or COPY's private copy,
+// keeps its own.
+func TestSharedIntegerIdleTime(t *testing.T) {
+	e := newKsEnv(t)
+	e.ks.born = uint32(ksEnvNow / 1000)
+	steps := []struct {
+		advance int64 // ms before the command
+		args    []string
+		want    string
+	}{
+		{3000, []string{"SET", "a", "5"}, ksOK},
+		{0, []string{"OBJECT", "IDLETIME", "a"}, ksInt(3)}, // the object's age since birth
+		{0, []string{"OBJECT", "REFCOUNT", "a"}, ksInt(sharedRefcount)},
+		{0, []string{"SET", "b", "5"}, ksOK},
+		{0, []string{"SET", "big", "10000"}, ksOK},
+		{0, []string{"COPY", "a", "{a}copy"}, ksInt(1)},
+		{4000, []string{"GET", "a"}, ksBulk("5")},
+		{0, []string{"OBJECT", "IDLETIME", "b"}, ksInt(0)}, // reading a touched the shared 5
+		{0, []string{"OBJECT", "IDLETIME", "big"}, ksInt(4)},
+		{0, []string{"OBJECT", "IDLETIME", "{a}copy"}, ksInt(4)},
+		{2000, []string{"OBJECT", "IDLETIME", "a"}, ksInt(2)}, // OBJECT itself does not touch
+		{0, []string{"SET", "c", "5"}, ksOK},
+		{0, []string{"OBJECT", "IDLETIME", "c"}, ksInt(2)},
+		{0, []string{"INCR", "c"}, ksInt(6)}, // 6 was never used: born 9 s ago
+		{0, []string{"OBJECT", "IDLETIME", "c"}, ksInt(9)},
+		{0, []string{"APPEND", "c", "x"}, ksInt(2)}, // now its own raw string
+		{1000, []string{"OBJECT", "IDLETIME", "c"}, ksInt(1)},
+	}
+	for _, st := range steps {
+		e.now += st.advance
+		if got := e.do(st.args...); got != st.want {
+			t.Fatalf("%v = %q, want %q", st.args, got, st.want)
+		}
+	}
+}

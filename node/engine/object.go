@@ -17,6 +17,10 @@ import (
 //   - IDLETIME is seconds since Entry.Access, which Lookup stamps on every
 //     access and Set on creation, with one-second grain like Redis's LRU
 //     clock. Commands Redis runs with LOOKUP_NOTOUCH use Peek and leave it.
+//     A shared integer has one idle time for every key holding it, as in
+//     Redis, where the keys point at one object: Lookup stamps
+//     Keyspace.sharedAccess, which starts at the keyspace's birth, so a
+//     fresh SET k 5 reports how long 5 went unused.
 //   - FREQ needs an LFU maxmemory-policy, which shardgate does not have, so
 //     it always gives Redis's "not selected" error (after the key check).
 
@@ -53,31 +57,57 @@ const (
 	sharedRefcount = 1<<31 - 1
 )
 
+// sharedInt returns the shared integer object e's value is in Redis
+// (OBJ_SHARED_INTEGERS), or -1 if it is its own object.
+func sharedInt(e *Entry) int {
+	if e.Kind != KindString || e.Enc != EncInt {
+		return -1
+	}
+	if v, ok := ksParseInt(e.Str); ok && v >= 0 && v < sharedIntegers {
+		return int(v)
+	}
+	return -1
+}
+
+// touchShared records an access of e's shared integer, if it is one. The
+// store is skipped within the same second, so that keys read on many
+// cores do not keep writing one cache line.
+func (ks *Keyspace) touchShared(e *Entry, sec uint32) {
+	if v := sharedInt(e); v >= 0 && ks.sharedAccess[v].Load() != sec {
+		ks.sharedAccess[v].Store(sec)
+	}
+}
+
 func cmdObjectRefcount(c *Ctx) {
+	if e := objectKey(c); e != nil {
+		if sharedInt(e) >= 0 {
+			c.W.Int(sharedRefcount)
+		} else {
+			c.W.Int(1)
+		}
+	}
+}
+
+// cmdObjectIdletime reports seconds since the last access: of the key's
+// value, or of its shared integer by any key. An entry stored in a shard
+// no command had looked up yet carries no stamp (Set takes the time from
+// the shard's last Lookup); it counts as fresh.
+func cmdObjectIdletime(c *Ctx) {
 	e := objectKey(c)
 	if e == nil {
 		return
 	}
-	if e.Kind == KindString && e.Enc == EncInt {
-		if v, ok := ksParseInt(e.Str); ok && v >= 0 && v < sharedIntegers {
-			c.W.Int(sharedRefcount)
-			return
+	access := e.Access
+	if v := sharedInt(e); v >= 0 {
+		if access = c.KS.sharedAccess[v].Load(); access == 0 {
+			access = c.KS.born
 		}
 	}
-	c.W.Int(1)
-}
-
-// cmdObjectIdletime reports seconds since the last access. An entry
-// stored in a shard no command had looked up yet carries no stamp (Set
-// takes the time from the shard's last Lookup); it counts as fresh.
-func cmdObjectIdletime(c *Ctx) {
-	if e := objectKey(c); e != nil {
-		if e.Access == 0 {
-			c.W.Int(0)
-			return
-		}
-		c.W.Int(max(c.Now/1000-int64(e.Access), 0))
+	if access == 0 {
+		c.W.Int(0)
+		return
 	}
+	c.W.Int(max(c.Now/1000-int64(access), 0))
 }
 
 func cmdObjectFreq(c *Ctx) {
