@@ -342,7 +342,9 @@ func (s *Server) cmdWatch(c *client, args [][]byte) {
 		if w.has(sh.Slot, key) {
 			continue
 		}
-		ks.Lookup(sh, key, now)
+		// Peek: an expired key goes now, but WATCH is no access (Redis
+		// leaves the idle time alone).
+		ks.Peek(sh, key, now)
 		sh.AddWatch(key, &w.flag)
 		w.keys = append(w.keys, watchedKey{slot: sh.Slot, key: string(key)})
 	}

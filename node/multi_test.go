@@ -81,6 +81,12 @@ func TestTransactionScripts(t *testing.T) {
 			txS(0, queued, "SET", "a", "1"),
 			txS(0, difftest.ArrayOf(ok), "EXEC"),
 		}},
+		{"watch is no access", 2, []txStep{
+			txS(0, ok, "SET", "w", "v"),
+			{advance: 2 * time.Second, args: []string{"WATCH", "w"}, want: ok},
+			txS(0, ok, "UNWATCH"),
+			txS(0, difftest.Int(2), "OBJECT", "IDLETIME", "w"),
+		}},
 		{"exec and discard without multi", 2, []txStep{
 			txS(0, difftest.Err("ERR EXEC without MULTI"), "EXEC"),
 			txS(0, difftest.Err("ERR DISCARD without MULTI"), "DISCARD"),
