@@ -186,14 +186,20 @@ func (e *Endpoint) RequirePassParam() Param {
 func (e *Endpoint) MaxClientsParam() Param {
 	get := func() string { return strconv.Itoa(e.MaxClients()) }
 	return Param{Name: "maxclients", Get: get, Check: func(v string) (func(), string) {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
+		// Redis parses numbers with string2ll: "+3", "03" and "-0" are
+		// not integers.
+		n, ok := resp.ParseInt([]byte(v))
+		if !ok {
 			return nil, resp.ConfigReasonNotInteger
 		}
 		if n < 1 || n > 4294967295 {
 			return nil, fmt.Sprintf(resp.ConfigReasonRange, 1, int64(4294967295))
 		}
-		if e.capacity > 0 && n > int64(e.capacity) {
+		// Redis adds its reserved descriptors to maxclients in 32 bits
+		// before it compares with the open-files limit: from 2^32-32 the
+		// sum wraps, the check passes and the value is kept.
+		wraps := n+ReservedFDs > 1<<32-1
+		if e.capacity > 0 && n > int64(e.capacity) && !wraps {
 			return nil, fmt.Sprintf(resp.ConfigReasonMaxClientsOS, e.capacity)
 		}
 		return func() {

@@ -19,6 +19,11 @@ func TestSetAllOrNothing(t *testing.T) {
 		{[]string{"maxclients", "5", "requirepass", "pw"}, "+OK\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "maxclients", "0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "MAXCLIENTS", "z"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "+3"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "03"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "-0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "00"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer\r\n", "pw", 5},
+		{[]string{"requirepass", "x", "maxclients", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "port", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "maxmemory", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "nosuch", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n", "pw", 5},
@@ -126,5 +131,17 @@ func TestMaxClientsOpenFiles(t *testing.T) {
 	want := "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with " + strconv.Itoa(capacity) + "\r\n"
 	if string(w.B) != want {
 		t.Errorf("CONFIG SET maxclients past the limit: %q, want %q", w.B, want)
+	}
+	// From 2^32-32 Redis's 32-bit sum with its reserved descriptors wraps
+	// and the value is taken; just below, it is refused.
+	for _, tc := range []struct {
+		n     int64
+		reply string
+	}{{1<<32 - 32, "+OK\r\n"}, {1<<32 - 1, "+OK\r\n"}, {1<<32 - 33, want}} {
+		w.B = w.B[:0]
+		tab.Set(w, [][]byte{[]byte("maxclients"), []byte(strconv.FormatInt(tc.n, 10))})
+		if string(w.B) != tc.reply {
+			t.Errorf("CONFIG SET maxclients %d: %q, want %q", tc.n, w.B, tc.reply)
+		}
 	}
 }
