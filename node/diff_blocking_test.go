@@ -272,6 +272,8 @@ func TestDiffBlocking(t *testing.T) {
 		}},
 		{"wait without replicas", 3, []bstep{
 			bDo(0, "WAIT", "0", "0"), bDo(0, "WAIT", "-1", "0"), bDo(0, "WAIT", "1", "20"),
+			bDo(0, "WAIT", "2147483648", "0"), bDo(0, "WAIT", "4294967296", "0"), bDo(0, "WAIT", "9223372036854775807", "0"),
+			bDo(0, "WAIT", "-9223372036854775808", "0"), bDo(0, "WAIT", "4294967297", "20"), bDo(0, "WAIT", "2147483647", "20"),
 			bDo(0, "WAIT", "x", "0"), bDo(0, "WAIT", "1", "x"), bDo(0, "WAIT", "1", "-1"), bDo(0, "WAIT", "0", "-1"),
 			bDo(0, "WAIT", "1", "1.5"), bDo(0, "WAIT", "x", "-1"), bDo(0, "WAIT", "1"), bDo(0, "WAIT", "1", "2", "3"),
 			bSend(0, "WAIT", "1", "0"), bSend(0, "PING", "after"), bBlocked(1), bUnblock(2, 0), bRecv(0), bRecv(0), bBlocked(0),

@@ -4,7 +4,7 @@ import "github.com/shardgate/shardgate/internal/servercmd"
 
 // cmdWait is WAIT numreplicas timeout. A node has no replicas, so no write
 // is ever acknowledged by one: as on a Redis master without replicas,
-// WAIT 0 (or less) answers 0 at once, and WAIT 1 or more blocks for its
+// WAIT 0 (or less, see servercmd.WaitAtOnce) answers 0 at once, and WAIT 1 or more blocks for its
 // timeout (forever for 0) and then answers 0. Inside a transaction it
 // answers at once. The wait is a blocked client like BLPOP's, without
 // keys: CLIENT UNBLOCK ends it (0, or the UNBLOCKED error), it counts in
@@ -14,7 +14,7 @@ func (s *Server) cmdWait(c *client, args [][]byte) {
 	switch {
 	case msg != "":
 		c.w.Error(msg)
-	case n <= 0 || c.txCtx != nil:
+	case servercmd.WaitAtOnce(n) || c.txCtx != nil:
 		c.w.Int(0)
 	default:
 		w := &waiter{req: blockReq{op: opWait, timeoutMs: ms}, proto: c.w.Proto, conn: c.nc, killed: &c.killed, done: make(chan struct{})}

@@ -22,6 +22,7 @@ func TestDiffServerRepliesProxy(t *testing.T) {
 		{"TIME", "x"}, {"LASTSAVE", "x"}, {"DBSIZE", "x"},
 		{"WAIT", "0", "0"}, {"WAIT", "-1", "0"}, {"WAIT", "1", "10"}, {"WAIT", "x", "0"}, {"WAIT", "1", "x"},
 		{"WAIT", "1", "-1"}, {"WAIT", "0", "-1"}, {"WAIT", "1", "1.5"}, {"WAIT", "1"}, {"wait", "1", "2", "3"},
+		{"WAIT", "2147483648", "0"}, {"WAIT", "4294967296", "0"}, {"WAIT", "9223372036854775807", "0"}, {"WAIT", "4294967297", "10"},
 	}
 	for _, proto := range []int{2, 3} {
 		diffSeq(t, dial(t, redisAddr, proto), dial(t, px.Addr, proto), proto, cmds)

@@ -7,7 +7,7 @@ import (
 
 // cmdWait answers WAIT numreplicas timeout as a Redis master without
 // replicas: the proxy checks the arguments and answers 0 at once for 0
-// replicas or fewer. For more it blocks as Redis does, until its timeout
+// replicas or fewer (servercmd.WaitAtOnce). For more it blocks as Redis does, until its timeout
 // (forever for 0), and then answers 0: on a dedicated node connection,
 // like BLPOP, since a node has no replicas either and blocks the same way.
 // So QUIT, CLIENT UNBLOCK, a client that leaves and a node that dies end
@@ -18,7 +18,7 @@ func cmdWait(c *client, args [][]byte) {
 	switch {
 	case msg != "":
 		c.localError(msg)
-	case n <= 0:
+	case servercmd.WaitAtOnce(n):
 		mark := len(c.local.B)
 		c.local.Int(0)
 		c.addLocal(mark)

@@ -40,6 +40,13 @@ func ParseShutdown(args [][]byte) (Shutdown, string) {
 	return o, ""
 }
 
+// WaitAtOnce reports whether WAIT numReplicas answers 0 without
+// blocking, where no replica acknowledges anything: for 0 or fewer and,
+// as in Redis, which keeps a blocked WAIT's count in a 32-bit int and
+// checks it before it next sleeps, for counts that wrap to 0 or below
+// there (2147483648, 4294967296, 2^63-1, ...).
+func WaitAtOnce(numReplicas int64) bool { return numReplicas <= 0 || int32(numReplicas) <= 0 }
+
 // ParseWait reads WAIT numreplicas timeout as Redis's waitCommand does:
 // numreplicas first (a long), then the timeout in milliseconds (an
 // integer, not negative; 0 is forever). It returns the error text to

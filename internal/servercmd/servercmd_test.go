@@ -68,3 +68,21 @@ func TestParseWait(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitAtOnce: without replicas WAIT blocks only for counts that stay
+// positive in Redis's 32-bit copy (node/diff_blocking_test.go compares the
+// replies and the blocking with a real redis-server).
+func TestWaitAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want bool
+	}{
+		{0, true}, {-1, true}, {1, false}, {2147483647, false}, {2147483648, true},
+		{4294967295, true}, {4294967296, true}, {4294967297, false}, {9223372036854775807, true},
+		{-9223372036854775808, true}, {-4294967295, true},
+	} {
+		if got := WaitAtOnce(tc.n); got != tc.want {
+			t.Errorf("WaitAtOnce(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+}
