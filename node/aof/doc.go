@@ -89,7 +89,10 @@
 // The first log file after a snapshot starts where the snapshot does (its
 // header's base is the snapshot's LSN), and each later file where the one
 // before it ends. Replay reads only the files the manifest names. A
-// missing manifest is an empty log.
+// missing manifest is an empty log if the directory holds no snapshot and
+// no log file longer than its header (a crash while the first file was
+// being created); otherwise Replay refuses (ErrNoManifest) rather than
+// start empty and overwrite them.
 //
 // # Log file format
 //

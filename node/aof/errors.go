@@ -6,6 +6,9 @@ var (
 	// ErrCorrupt marks a log or manifest that is damaged other than by a
 	// torn tail; the wrapping error names the file and offset.
 	ErrCorrupt = errors.New("aof: corrupt log")
+	// ErrNoManifest is returned by Replay when the manifest is missing
+	// but the directory holds a snapshot or log records of ours.
+	ErrNoManifest = errors.New("aof: manifest missing")
 	// ErrClosed is returned by Wait for a record that was not made durable
 	// before Close.
 	ErrClosed = errors.New("aof: log closed")

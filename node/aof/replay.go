@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // ReplayOptions configures Replay.
@@ -63,7 +65,8 @@ const (
 // A torn tail of the last log file is cut off with a Warn log line. Any
 // other damage stops replay with an error wrapping ErrCorrupt that names
 // the file and offset, unless o.CutCorrupt. A missing manifest is an empty
-// log.
+// log, unless the directory holds a snapshot or log records: that is
+// ErrNoManifest (CutCorrupt or not).
 func Replay(o ReplayOptions, fn func(r *Record) error) (ReplayStats, error) {
 	rp := &replayer{o: o, fn: fn}
 	if rp.o.FS == nil {
@@ -89,11 +92,61 @@ type replayer struct {
 
 func (rp *replayer) path(name string) string { return filepath.Join(rp.o.Dir, name) }
 
+// noManifest checks that a directory without a manifest holds no log data,
+// so that it can start as an empty log. A crash while the first log file
+// was being created leaves that file with at most its header (Open then
+// overwrites it); a snapshot, or a log file with records, means the
+// manifest was lost (removed by hand, a partial restore), and starting
+// empty would overwrite them.
+func (rp *replayer) noManifest() error {
+	names, err := rp.o.FS.ReadDir(rp.o.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var data []string
+	for _, n := range names {
+		if !ourFile(n) || strings.HasSuffix(n, tmpSuffix) {
+			continue
+		}
+		if _, isLog := fileSeq(n, logSuffix); isLog {
+			if size, err := rp.fileSize(n); err != nil {
+				return err
+			} else if size <= int64(headerLen) {
+				continue
+			}
+		}
+		data = append(data, n)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	slices.Sort(data)
+	return fmt.Errorf("%w: %s is missing but the directory holds %s; starting empty would overwrite them: restore the manifest, or move them away to start with an empty keyspace",
+		ErrNoManifest, rp.path(ManifestName), strings.Join(data, ", "))
+}
+
+// fileSize is the size of the directory's file name.
+func (rp *replayer) fileSize(name string) (int64, error) {
+	f, err := rp.o.FS.OpenFile(rp.path(name), os.O_RDONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 func (rp *replayer) run() error {
 	mpath := rp.path(ManifestName)
 	b, err := readFileLimit(rp.o.FS, mpath, maxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return rp.noManifest()
 	}
 	if errors.Is(err, errTooBig) {
 		return fmt.Errorf("%w: %s: larger than %d bytes", ErrCorrupt, mpath, maxManifest)

@@ -389,3 +389,47 @@ func TestFindRecordBudget(t *testing.T) {
 		t.Fatalf("found %d, undecided %v, err %v; want undecided", found, undecided, err)
 	}
 }
+
+// TestReplayMissingManifestWithData: without a manifest, a first log file
+// holding only its header (a crash while it was created) or nothing at all
+// still replays as empty, but a log file with records or a snapshot makes
+// Replay refuse, also with CutCorrupt: starting empty would overwrite them.
+func TestReplayMissingManifestWithData(t *testing.T) {
+	hdrOnly, _ := logFile(0, nil)
+	full, _ := logFile(0, samples(3))
+	for _, tc := range []struct {
+		name   string
+		files  map[string][]byte
+		refuse []string // the files the error must name
+	}{
+		{"header only", map[string][]byte{LogName(1): hdrOnly}, nil},
+		{"empty file", map[string][]byte{LogName(1): nil}, nil},
+		{"manifest.tmp and other files", map[string][]byte{ManifestName + tmpSuffix: []byte("x"), "notes.txt": []byte("keep")}, nil},
+		{"records", map[string][]byte{LogName(1): full}, []string{LogName(1)}},
+		{"records in a later file", map[string][]byte{LogName(1): hdrOnly, LogName(2): full}, []string{LogName(2)}},
+		{"snapshot", map[string][]byte{SnapshotName(3): []byte("s")}, []string{SnapshotName(3)}},
+	} {
+		for _, cut := range []bool{false, true} {
+			fsys := newMemFS()
+			for name, b := range tc.files {
+				fsys.put(filepath.Join(dir, name), b)
+			}
+			got, _, err, _ := memReplay(t, fsys, cut)
+			if tc.refuse == nil {
+				if err != nil || len(got) != 0 {
+					t.Errorf("%s (cut %v): %d records, %v; want an empty log", tc.name, cut, len(got), err)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrNoManifest) {
+				t.Errorf("%s (cut %v): err %v, want ErrNoManifest", tc.name, cut, err)
+				continue
+			}
+			for _, name := range tc.refuse {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("%s: error %q does not name %s", tc.name, err, name)
+				}
+			}
+		}
+	}
+}
