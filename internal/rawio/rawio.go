@@ -19,6 +19,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -182,9 +183,117 @@ func Unread(nc net.Conn) bool {
 	return ok && unread(rc)
 }
 
-// rawConnOf is nc's raw access, if it has one.
-func rawConnOf(nc net.Conn) (syscall.RawConn, bool) {
-	sc, ok := nc.(syscall.Conn)
+// AcceptQueue is the number of connections completed and waiting in ln's
+// accept queue, as far as the kernel knows now (a listening TCP socket's
+// tcpi_unacked); 0 when that cannot be told.
+func AcceptQueue(ln net.Listener) int {
+	if rc, ok := rawConnOf(ln); ok {
+		return acceptQueue(rc)
+	}
+	return 0
+}
+
+// Acceptor takes connections from a TCP listener itself, through a
+// duplicate of the listener's socket, and counts them as they leave the
+// kernel's queue: Go's Accept returns a connection some system calls
+// (poller registration, keep-alive) after the kernel has handed it over,
+// and a server that counted there could not tell a connection in that
+// window from none. Close it, as well as the listener, to stop listening.
+type Acceptor struct {
+	f    *os.File // the duplicate: pollable, so Accept waits on the poller
+	rc   syscall.RawConn
+	addr net.Addr // the listener's
+	// taken counts the connections accept4 returned, dropped those that
+	// could then not be set up; calls counts accept4 calls twice, before
+	// and after, so that it is odd during one.
+	taken, dropped, calls atomic.Int64
+}
+
+// NewAcceptor returns an Acceptor for ln, or false where that is not
+// supported (another kind of listener, another platform).
+func NewAcceptor(ln net.Listener) (*Acceptor, bool) {
+	tl, ok := ln.(*net.TCPListener)
+	if !ok || !supported {
+		return nil, false
+	}
+	f, err := tl.File()
+	if err != nil {
+		return nil, false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, false
+	}
+	return &Acceptor{f: f, rc: rc, addr: ln.Addr()}, true
+}
+
+// Accept waits for a connection and returns it, as net.Listener's Accept
+// does. Accepted connections get Go's default TCP keep-alive. After Close
+// it returns an error.
+func (a *Acceptor) Accept() (net.Conn, error) {
+	fd, peer, err := a.accept()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "")
+	nc, err := net.FileConn(f) // a duplicate, set non-blocking and given to the poller
+	f.Close()
+	if err != nil {
+		a.dropped.Add(1)
+		return nil, err
+	}
+	tc, ok := nc.(*net.TCPConn)
+	if !ok {
+		return nc, nil
+	}
+	tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true})
+	if tc.RemoteAddr() == nil || tc.LocalAddr() == nil {
+		// Reset before FileConn asked its addresses: the connection is
+		// served anyway (its first read fails), as by Go's Accept,
+		// with the addresses it came with.
+		return &resetConn{TCPConn: tc, local: a.addr, remote: peer}, nil
+	}
+	return tc, nil
+}
+
+// resetConn is an accepted connection reset before its addresses were
+// read: it reports the listener's address and the peer's from accept4.
+type resetConn struct {
+	*net.TCPConn
+	local, remote net.Addr
+}
+
+func (c *resetConn) LocalAddr() net.Addr  { return c.local }
+func (c *resetConn) RemoteAddr() net.Addr { return c.remote }
+
+// Counts returns, as of one moment, how many connections Accept has
+// returned or is about to return (taken), and how many still wait in the
+// kernel's queue (queued, 0 when that cannot be told). No accept system
+// call overlaps that moment, so a connection leaving the queue is counted
+// exactly once.
+func (a *Acceptor) Counts() (taken int64, queued int) {
+	for range 1000 {
+		c := a.calls.Load()
+		if c&1 == 0 {
+			q := acceptQueue(a.rc)
+			t := a.taken.Load() - a.dropped.Load()
+			if a.calls.Load() == c {
+				return t, q
+			}
+		}
+		runtime.Gosched() // a call is in flight: microseconds
+	}
+	return a.taken.Load() - a.dropped.Load(), acceptQueue(a.rc)
+}
+
+// Close stops Accept and closes the duplicate socket.
+func (a *Acceptor) Close() error { return a.f.Close() }
+
+// rawConnOf is x's raw access (a connection's or a listener's), if it has
+// one.
+func rawConnOf(x any) (syscall.RawConn, bool) {
+	sc, ok := x.(syscall.Conn)
 	if !ok {
 		return nil, false
 	}

@@ -4,6 +4,7 @@ package rawio
 
 import (
 	"io"
+	"net"
 	"os"
 	"syscall"
 	"unsafe"
@@ -132,6 +133,88 @@ func unread(rc syscall.RawConn) bool {
 		}
 	})
 	return n > 0
+}
+
+// tcpInfoUnacked is the offset of tcpi_unacked in struct tcp_info (eight
+// one-byte fields, then rto, ato, snd_mss and rcv_mss); on a listening
+// socket the kernel reports its accept queue's length there.
+const tcpInfoUnacked = 24
+
+// tcpListen is TCP_LISTEN, a listening socket's tcpi_state.
+const tcpListen = 10
+
+func acceptQueue(rc syscall.RawConn) int {
+	var info [tcpInfoUnacked + 4]byte
+	n := 0
+	rc.Control(func(fd uintptr) {
+		size := uint32(len(info))
+		_, _, e := syscall.RawSyscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
+			uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&size)), 0)
+		if e == 0 && size >= uint32(len(info)) && info[0] == tcpListen {
+			n = int(*(*uint32)(unsafe.Pointer(&info[tcpInfoUnacked])))
+		}
+	})
+	return n
+}
+
+// accept is accept4 inside the duplicate's RawConn.Read, which waits on
+// the poller while the queue is empty. The new socket stays blocking: it
+// is only handed to net.FileConn, whose duplicate shares the file
+// description and sets it non-blocking.
+func (a *Acceptor) accept() (int, *net.TCPAddr, error) {
+	nfd, errno := -1, error(nil)
+	var peer *net.TCPAddr
+	err := a.rc.Read(func(fd uintptr) bool {
+		for {
+			// calls is odd while the kernel may be taking a connection
+			// from its queue: Counts waits that out.
+			a.calls.Add(1)
+			n, sa, e := syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC)
+			if e == nil {
+				a.taken.Add(1)
+				peer = tcpAddrOf(sa)
+			}
+			a.calls.Add(1)
+			switch e {
+			case nil:
+				nfd = n
+				return true
+			case syscall.EINTR, syscall.ECONNABORTED:
+				// As Go's Accept: a connection reset while queued is
+				// skipped.
+				continue
+			case syscall.EAGAIN:
+				return false
+			default:
+				errno = e
+				return true
+			}
+		}
+	})
+	if err != nil {
+		return -1, nil, err // closed
+	}
+	if errno != nil {
+		return -1, nil, os.NewSyscallError("accept4", errno)
+	}
+	return nfd, peer, nil
+}
+
+// tcpAddrOf converts accept4's peer address.
+func tcpAddrOf(sa syscall.Sockaddr) *net.TCPAddr {
+	switch sa := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}
+	case *syscall.SockaddrInet6:
+		a := &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}
+		if sa.ZoneId != 0 {
+			if ifi, err := net.InterfaceByIndex(int(sa.ZoneId)); err == nil {
+				a.Zone = ifi.Name
+			}
+		}
+		return a
+	}
+	return &net.TCPAddr{}
 }
 
 // readLoop is ReadLoop's body: the callback runs inside one RawConn.Read,

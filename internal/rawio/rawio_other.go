@@ -4,6 +4,7 @@ package rawio
 
 import (
 	"errors"
+	"net"
 	"syscall"
 )
 
@@ -15,6 +16,12 @@ func (c *Conn) setup() {}
 func peerClosed(rc syscall.RawConn) bool { return false }
 
 func unread(rc syscall.RawConn) bool { return false }
+
+func acceptQueue(rc syscall.RawConn) int { return 0 }
+
+func (a *Acceptor) accept() (int, *net.TCPAddr, error) {
+	return -1, nil, errors.New("rawio: Acceptor is not supported on this platform")
+}
 
 func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
 	return errors.New("rawio: ReadLoop is not supported on this platform")

@@ -304,3 +304,122 @@ func TestUnread(t *testing.T) {
 		t.Fatal("Unread on a connection without a socket")
 	}
 }
+
+// TestAcceptor: connections are counted as they leave the kernel's queue,
+// come with keep-alive on (as Go's Accept gives them), carry data both
+// ways, and Close ends a waiting Accept.
+func TestAcceptor(t *testing.T) {
+	if !supported {
+		t.Skip("rawio accepts through raw sockets on Linux only; this platform has no raw socket support in rawio")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	acc, ok := NewAcceptor(ln)
+	if !ok {
+		t.Fatal("NewAcceptor refused a TCP listener")
+	}
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if taken, queued := acc.Counts(); taken == 0 && queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			taken, queued := acc.Counts()
+			t.Fatalf("connected: Counts = %d, %d, want 0, 1", taken, queued)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s, err := acc.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if taken, queued := acc.Counts(); taken != 1 || queued != 0 {
+		t.Fatalf("after Accept: Counts = %d, %d, want 1, 0", taken, queued)
+	}
+	if s.RemoteAddr().String() != c.LocalAddr().String() {
+		t.Fatalf("accepted %s, dialed from %s", s.RemoteAddr(), c.LocalAddr())
+	}
+	rc, _ := rawConnOf(s)
+	var keepAlive, idle int
+	rc.Control(func(fd uintptr) {
+		keepAlive, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)
+		idle, _ = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, 0x4) // TCP_KEEPIDLE (Linux)
+	})
+	if keepAlive != 1 || idle != 15 {
+		t.Errorf("SO_KEEPALIVE %d, TCP_KEEPIDLE %d; want 1 and 15, as Go's Accept", keepAlive, idle)
+	}
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	s.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(s, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := acc.Accept()
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	acc.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Accept after Close returned a connection")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Accept")
+	}
+}
+
+// TestAcceptorResetConnection: a connection reset while queued is still
+// accepted with its addresses (its first read then fails), as Go's Accept
+// does, so a server counts it like any other.
+func TestAcceptorResetConnection(t *testing.T) {
+	if !supported {
+		t.Skip("rawio accepts through raw sockets on Linux only; this platform has no raw socket support in rawio")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	acc, ok := NewAcceptor(ln)
+	if !ok {
+		t.Fatal("NewAcceptor refused a TCP listener")
+	}
+	defer acc.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.LocalAddr().String()
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close() // a reset
+	time.Sleep(10 * time.Millisecond)
+	s, err := acc.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.RemoteAddr() == nil || s.RemoteAddr().String() != from || s.LocalAddr() == nil || s.LocalAddr().String() != ln.Addr().String() {
+		t.Fatalf("accepted %v -> %v, want %s -> %s", s.RemoteAddr(), s.LocalAddr(), from, ln.Addr())
+	}
+	s.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := s.Read(make([]byte, 1)); err == nil {
+		t.Fatal("read from a reset connection succeeded")
+	}
+	if _, ok := s.(syscall.Conn); !ok {
+		t.Fatal("the accepted connection gives no raw access")
+	}
+}
