@@ -59,8 +59,10 @@ func (c *client) setName(b []byte) {
 func (c *client) typeOf() redisinfo.ClientType { return redisinfo.Normal }
 
 // snapshotClients returns the live clients in connection order, as Redis's
-// client list keeps them. Clients already killed are left out.
+// client list keeps them. Clients already killed are left out; clients
+// whose connection completed are in (netserve.Clients.Settle).
 func (s *Server) snapshotClients() []*client {
+	s.clients.Settle()
 	return s.clients.Live((*client).isKilled)
 }
 

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +162,37 @@ func TestClientKill(t *testing.T) {
 	connExpect(t, a, difftest.Simple("OK"), "CLIENT", "KILL", a.NetConn().LocalAddr().String())
 	if err := expectClosed(a.NetConn()); err != nil {
 		t.Errorf("self kill (old form): %v", err)
+	}
+}
+
+// TestClientKillFreshConnection: a connection the kernel has completed is
+// a client at once, even before it sends anything and before the node's
+// accept loop has run (Redis's event loop accepts it before it serves a
+// later command): CLIENT LIST shows it and CLIENT KILL ADDR finds it,
+// every time. (Waiting for the kernel gives the accept loop time too;
+// internal/netserve's TestSettleAdmitsCompletedConnections pins the wait
+// for it.)
+func TestClientKillFreshConnection(t *testing.T) {
+	n := startNode(t, node.Options{}, nil)
+	a := connDial(t, n.addr, 2)
+	for i := 0; i < 20; i++ {
+		b, err := net.Dial("tcp", n.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := b.LocalAddr().String()
+		// Until the kernel has it, no server can know the connection.
+		if err := difftest.WaitServerSide(b); err != nil {
+			t.Fatal(err)
+		}
+		if list := connDo(t, a, "CLIENT", "LIST"); !strings.Contains(string(list.Str), "addr="+addr+" ") {
+			b.Close()
+			t.Fatalf("round %d: CLIENT LIST lacks the new connection %s:\n%s", i, addr, list.Str)
+		}
+		connExpect(t, a, difftest.Int(1), "CLIENT", "KILL", "ADDR", addr)
+		if err := expectClosed(b); err != nil {
+			t.Errorf("round %d: killed by ADDR: %v", i, err)
+		}
+		b.Close()
 	}
 }

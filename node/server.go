@@ -199,7 +199,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	started()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	if err := netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
+	if err := s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
 		return err
 	}
 	// Closed: wait for the clients and background goroutines (a

@@ -140,8 +140,10 @@ func cmdClientNoEvict(c *client, args [][]byte) {
 }
 
 // snapshotClients returns the live clients in connection order, as Redis's
-// client list keeps them; clients already killed are left out.
+// client list keeps them; clients already killed are left out, clients
+// whose connection completed are in (netserve.Clients.Settle).
 func (s *Server) snapshotClients() []*client {
+	s.clients.Settle()
 	return s.clients.Live(func(cl *client) bool { return cl.killed.Load() })
 }
 

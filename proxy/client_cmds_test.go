@@ -527,3 +527,31 @@ func TestShutdownArgumentsMatchRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestClientKillFreshConnection: a connection the kernel has completed is
+// a client at once, before it sends anything (as in Redis, whose event
+// loop accepts it before it serves a later command); see the node's test
+// of the same name.
+func TestClientKillFreshConnection(t *testing.T) {
+	cl := proxytest.Start(t, 2, proxy.Options{})
+	a := dial(t, cl.Addr, 2)
+	for i := 0; i < 20; i++ {
+		b, err := net.Dial("tcp", cl.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := b.LocalAddr().String()
+		// Until the kernel has it, no server can know the connection.
+		if err := difftest.WaitServerSide(b); err != nil {
+			t.Fatal(err)
+		}
+		if got := do(t, a, "CLIENT", "KILL", "ADDR", addr); !difftest.Equal(got, difftest.Int(1)) {
+			b.Close()
+			t.Fatalf("round %d: CLIENT KILL ADDR %s = %s, want 1", i, addr, got)
+		}
+		if err := expectClosed(b); err != nil {
+			t.Errorf("round %d: killed by ADDR: %v", i, err)
+		}
+		b.Close()
+	}
+}

@@ -307,7 +307,7 @@ func infoServer(c *client, b *infoBuf) {
 func infoClients(c *client, b *infoBuf) {
 	s := c.srv
 	blocked, timed := s.blockedClients()
-	b.int("connected_clients", int64(s.numClients()))
+	b.int("connected_clients", int64(len(s.snapshotClients())))
 	b.int("cluster_connections", 0)
 	b.int("maxclients", int64(s.cfg.MaxClients()))
 	b.int("client_recent_max_input_buffer", 0)  // not tracked

@@ -162,7 +162,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.bg.Done()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	return netserve.AcceptLoop(ln, s.isClosed, s.accept, s.log)
+	return s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log)
 }
 
 // Addr is the listening address, once Serve has started.

@@ -2,9 +2,14 @@ package netserve
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/rawio"
 )
 
 // Clients is the connection side of a server that node and proxy share:
@@ -14,8 +19,81 @@ import (
 type Clients[C any] struct {
 	mu     sync.Mutex
 	ln     net.Listener
+	acc    *rawio.Acceptor // AcceptLoop's, where supported
 	closed bool
 	m      map[int64]C
+	// taken counts the connections taken from the listener's queue where
+	// no Acceptor does; settled those the server has admitted or refused
+	// (see AcceptLoop and Settle).
+	taken, settled atomic.Int64
+}
+
+// AcceptLoop serves ln as netserve.AcceptLoop does, counting for Settle
+// the connections on their way from the kernel's queue to the clients;
+// where it can, it takes them with a rawio.Acceptor, which counts each one
+// as it leaves the queue. Shut stops it; closing ln alone does not, as
+// the Acceptor holds a duplicate of its socket.
+func (r *Clients[C]) AcceptLoop(ln net.Listener, closed func() bool, handle func(net.Conn), log *slog.Logger) error {
+	counted := func(nc net.Conn) {
+		defer r.settled.Add(1)
+		handle(nc)
+	}
+	acc, ok := rawio.NewAcceptor(ln)
+	if !ok {
+		return AcceptLoop(ln, closed, func(nc net.Conn) {
+			r.taken.Add(1)
+			counted(nc)
+		}, log)
+	}
+	defer acc.Close()
+	if !r.IfOpen(func() { r.acc = acc }) {
+		return nil
+	}
+	return acceptLoop(acc.Accept, closed, counted, log)
+}
+
+// counts is how many connections have left the listener's queue, and how
+// many are still in it.
+func (r *Clients[C]) counts(ln net.Listener, acc *rawio.Acceptor) (taken int64, queued int) {
+	if acc != nil {
+		return acc.Counts()
+	}
+	return r.taken.Load(), rawio.AcceptQueue(ln)
+}
+
+// settleMax bounds Settle's wait, for a listener that never drains (a
+// flood of connections) or an accept loop held up (the kernel growing the
+// process's file table can stall it for milliseconds).
+const settleMax = 25 * time.Millisecond
+
+// Settle lets connections the kernel has already completed join the
+// clients before a command looks at all of them (CLIENT LIST, CLIENT
+// KILL, INFO's connected_clients). Redis accepts in the event loop that
+// runs commands, so a client whose connect returned before another client
+// sent CLIENT KILL ADDR is always found; here the accept loop is a
+// goroutine of its own that may not have run yet. Settle waits, at most
+// settleMax, until the connections in the listener's queue when it
+// started have been taken and the server is done admitting them.
+func (r *Clients[C]) Settle() {
+	r.mu.Lock()
+	ln, acc := r.ln, r.acc
+	r.mu.Unlock()
+	if ln == nil {
+		return
+	}
+	taken, queued := r.counts(ln, acc)
+	want := taken + int64(queued)
+	deadline := time.Now().Add(settleMax)
+	for taken < want || r.settled.Load() < taken {
+		if time.Now().After(deadline) {
+			return
+		}
+		// Sleep rather than yield: the accept loop waits on the
+		// poller, which the scheduler asks only when it runs out of
+		// ready goroutines.
+		time.Sleep(20 * time.Microsecond)
+		taken, _ = r.counts(ln, acc)
+	}
 }
 
 // ErrClosed is returned by Attach after Shut.
@@ -84,6 +162,9 @@ func (r *Clients[C]) Shut(onShut func(), drop func(C)) bool {
 	}
 	if r.ln != nil {
 		r.ln.Close()
+	}
+	if r.acc != nil {
+		r.acc.Close()
 	}
 	for _, c := range r.m {
 		drop(c)

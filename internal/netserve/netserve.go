@@ -20,12 +20,17 @@ import (
 // its clients when accept fails. A listener closed by someone else
 // (net.ErrClosed without closed()) ends the loop with that error.
 func AcceptLoop(ln net.Listener, closed func() bool, handle func(net.Conn), log *slog.Logger) error {
+	return acceptLoop(ln.Accept, closed, handle, log)
+}
+
+// acceptLoop is AcceptLoop with the accept call given.
+func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func(net.Conn), log *slog.Logger) error {
 	var (
 		delay    time.Duration
 		lastWarn time.Time
 	)
 	for {
-		nc, err := ln.Accept()
+		nc, err := accept()
 		if err != nil {
 			if closed() {
 				return nil

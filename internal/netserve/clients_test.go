@@ -1,0 +1,75 @@
+package netserve
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestSettleAdmitsCompletedConnections: a connection whose connect has
+// returned is among the clients after Settle, whether it still waits in
+// the listener's queue (the accept loop has not run yet) or the accept
+// loop is still handling it. Shut then stops the loop and the listening.
+func TestSettleAdmitsCompletedConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Clients[net.Conn]
+	if err := r.Attach(ln, nil); err != nil {
+		t.Fatal(err)
+	}
+	var ids atomic.Int64
+	handle := func(nc net.Conn) {
+		time.Sleep(time.Millisecond) // an accept loop slow to register
+		r.Admit(ids.Add(1), nc, 1000, func() {})
+	}
+	start := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		<-start
+		done <- r.AcceptLoop(ln, r.Closed, handle, nil)
+	}()
+	for i := 1; i <= 200; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if i == 1 {
+			// The first connection waits in the queue until Settle
+			// has begun.
+			time.AfterFunc(time.Millisecond, func() { close(start) })
+		}
+		// connect can return before the server's kernel has queued the
+		// connection (the last ACK is still on its way); in the servers
+		// a later command from another client comes after it.
+		for {
+			r.mu.Lock()
+			acc := r.acc
+			r.mu.Unlock()
+			if taken, queued := r.counts(ln, acc); taken+int64(queued) >= int64(i) {
+				break
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+		r.Settle()
+		if n := r.Len(); n != i {
+			t.Fatalf("after connection %d and Settle: %d clients", i, n)
+		}
+	}
+	r.Shut(nil, func(nc net.Conn) { nc.Close() })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("AcceptLoop: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AcceptLoop still running after Shut")
+	}
+	if c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		c.Close()
+		t.Fatal("still listening after Shut")
+	}
+}
