@@ -305,10 +305,10 @@ func TestUnread(t *testing.T) {
 	}
 }
 
-// TestAcceptor: connections are counted as they leave the kernel's queue,
-// come with keep-alive on (as Go's Accept gives them), carry data both
-// ways, and Close ends a waiting Accept.
-func TestAcceptor(t *testing.T) {
+// newAcceptor listens on a free loopback port and returns the listener
+// (closed at the test's end) and an Acceptor for it.
+func newAcceptor(t *testing.T) (net.Listener, *Acceptor) {
+	t.Helper()
 	if !supported {
 		t.Skip("rawio accepts through raw sockets on Linux only; this platform has no raw socket support in rawio")
 	}
@@ -316,11 +316,19 @@ func TestAcceptor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	acc, ok := NewAcceptor(ln)
 	if !ok {
 		t.Fatal("NewAcceptor refused a TCP listener")
 	}
+	return ln, acc
+}
+
+// TestAcceptor: connections are counted as they leave the kernel's queue,
+// come with keep-alive on (as Go's Accept gives them), carry data both
+// ways, and Close ends a waiting Accept.
+func TestAcceptor(t *testing.T) {
+	ln, acc := newAcceptor(t)
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -386,18 +394,7 @@ func TestAcceptor(t *testing.T) {
 // accepted with its addresses (its first read then fails), as Go's Accept
 // does, so a server counts it like any other.
 func TestAcceptorResetConnection(t *testing.T) {
-	if !supported {
-		t.Skip("rawio accepts through raw sockets on Linux only; this platform has no raw socket support in rawio")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	acc, ok := NewAcceptor(ln)
-	if !ok {
-		t.Fatal("NewAcceptor refused a TCP listener")
-	}
+	ln, acc := newAcceptor(t)
 	defer acc.Close()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
