@@ -206,7 +206,7 @@ func tcpAddrOf(sa syscall.Sockaddr) *net.TCPAddr {
 	case *syscall.SockaddrInet4:
 		return &net.TCPAddr{IP: net.IP(sa.Addr[:]).To16(), Port: sa.Port}
 	case *syscall.SockaddrInet6:
-		a := &net.TCPAddr{IP: net.IP(sa.Addr[:]), Port: sa.Port}
+		a := &net.TCPAddr{IP: append(net.IP(nil), sa.Addr[:]...), Port: sa.Port}
 		if sa.ZoneId != 0 {
 			if ifi, err := net.InterfaceByIndex(int(sa.ZoneId)); err == nil {
 				a.Zone = ifi.Name
