@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/difftest"
@@ -85,6 +86,13 @@ func TestConfigSetMaxClients(t *testing.T) {
 	}
 	if got := configGet(t, a, "maxclients")["maxclients"]; got != "2" {
 		t.Errorf("maxclients = %q", got)
+	}
+	// As Redis: the refused third counts as rejected, not as received.
+	stats := string(connDo(t, a, "INFO", "stats").Str)
+	for _, want := range []string{"total_connections_received:2\r\n", "rejected_connections:1\r\n"} {
+		if !strings.Contains(stats, want) {
+			t.Errorf("INFO stats lacks %q:\n%s", want, stats)
+		}
 	}
 	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config"),
 		"CONFIG", "SET", "maxmemory", "1gb")

@@ -229,7 +229,6 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) accept(nc net.Conn) {
-	s.stats.connections.Add(1)
 	c := newClient(s, rawio.Wrap(nc))
 	switch s.clients.Admit(c.id, c, s.cfg.MaxClients(), func() { s.wg.Add(1) }) {
 	case netserve.RefusedClosed:
@@ -243,6 +242,9 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	// As Redis, total_connections_received counts the admitted only
+	// (a refusal counts in rejected_connections).
+	s.stats.connections.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.serveClient(c)

@@ -143,6 +143,10 @@ func TestMaxClients(t *testing.T) {
 	if v := infoField(t, conns[0], "stats", "rejected_connections"); v != "3" {
 		t.Errorf("rejected_connections = %s, want 3", v)
 	}
+	// As Redis: a refused connection is not a received one.
+	if v := infoField(t, conns[0], "stats", "total_connections_received"); v != fmt.Sprint(max) {
+		t.Errorf("total_connections_received = %s, want %d", v, max)
+	}
 	conns[max-1].Close()
 	waitFor(t, "a freed client slot", promptly, func() bool {
 		return infoField(t, conns[0], "clients", "connected_clients") == fmt.Sprint(max-1)
