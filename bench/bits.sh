@@ -11,7 +11,8 @@
 # Environment: ROUNDS (3), REQUESTS (1000000 per SETBIT or GETBIT run),
 # BITCOUNT_REQUESTS (20000: each counts 1 MB), CLIENTS (50), PIPELINE (16),
 # TESTS (setbit,getbit,bitcount,bitcount512), NODE_PORT, REDIS_PORT,
-# NODE_PROCS (--procs of the node, default 0: Go's default threads).
+# NODE_PROCS (--procs of the node, default 0: Go's default threads), SCHED
+# (other or batch: see bench_init in lib.sh).
 # redis-server allocates 512 MB for the bitcount512 key while it runs.
 set -euo pipefail
 
@@ -47,7 +48,7 @@ wait_ping "$NODE_PORT"
 wait_ping "$REDIS_PORT"
 
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), bitmap commands," \
-	"$CLIENTS clients, $REQUESTS requests ($BITCOUNT_REQUESTS for BITCOUNT), $ROUNDS interleaved rounds"
+	"$CLIENTS clients, $REQUESTS requests ($BITCOUNT_REQUESTS for BITCOUNT), $ROUNDS interleaved rounds, scheduling $sched_policy"
 "$work/bits" -redis "127.0.0.1:$REDIS_PORT" -node "127.0.0.1:$NODE_PORT" \
 	-rounds "$ROUNDS" -n "$REQUESTS" -n-bitcount "$BITCOUNT_REQUESTS" -c "$CLIENTS" -P "$PIPELINE" -t "$TESTS" \
 	-redis-pid "$redis_pid" -node-pid "$node_pid"

@@ -68,7 +68,27 @@ start_three_targets() {
 # processes in pids, and bench_pid (a benchmark run in the background so
 # that a signal interrupts the wait for it), to be stopped and work
 # removed when the script exits.
+#
+# With SCHED=batch it first puts the script under Linux's SCHED_BATCH
+# policy (chrt -b), which every process it starts inherits: the servers of
+# every target alike, and the benchmark client. On two shared cores a
+# process that writes to another one on the same machine (the benchmark to
+# a server, the proxy to a node) is otherwise preempted by the process it
+# woke, at every write, so co-located processes take turns on the cores
+# one request at a time; a woken SCHED_BATCH process waits for the running
+# one to block or for the next tick instead, and finds more work waiting
+# when it runs. sched_policy names the policy for the scripts' headers.
 bench_init() {
+	sched_policy=other
+	case ${SCHED:-} in
+	'' | other) ;;
+	batch)
+		require chrt
+		chrt -b -p 0 $$ >/dev/null || { echo "chrt -b -p 0 failed" >&2; exit 1; }
+		sched_policy=batch
+		;;
+	*) echo "unknown SCHED=$SCHED (other, batch)" >&2; exit 2 ;;
+	esac
 	work=$(mktemp -d "${TMPDIR:-/tmp}/shardgate-$1.XXXXXX")
 	pids=()
 	bench_pid=

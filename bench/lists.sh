@@ -10,7 +10,8 @@
 # Prints Markdown tables: medians and ratios to redis-server.
 #
 # Environment: ROUNDS (3), REQUESTS (200000), CLIENTS (50), PIPELINES
-# ("1 16"), NODE_PROCS (0), PROXY_FLAGS (extra proxy flags), JOBS (100000).
+# ("1 16"), NODE_PROCS (0), PROXY_FLAGS (extra proxy flags), JOBS (100000),
+# SCHED (other or batch: see bench_init in lib.sh).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -53,7 +54,7 @@ done
 
 echo
 echo "Lists: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), one shardgate node, the proxy over 3 nodes;" \
-	"$CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
+	"$CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, scheduling $sched_policy, node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
 echo
 awk -F, -v rounds="$ROUNDS" "$awk_median"'
 	{

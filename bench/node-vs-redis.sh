@@ -38,6 +38,7 @@
 #              2000000: a few seconds each, so that connecting 50 clients
 #              and the first milliseconds do not weigh on the result)
 #   CLIENTS    parallel connections (default 50)
+#   SCHED      other (default) or batch (see bench_init in lib.sh)
 #   PIPELINES  pipeline depths to test (default "1 16")
 #   KEYSPACE   random key range for SET/GET/INCR (default 100000)
 #   NODE_PORT, REDIS_PORT  fixed ports instead of free ones
@@ -140,7 +141,7 @@ done
 
 echo
 echo "shardgate node vs redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
-	"(plain mode), node --procs $NODE_PROCS, $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores"
+	"(plain mode), node --procs $NODE_PROCS, $CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, scheduling $sched_policy"
 echo
 echo "| test | -P | redis rps (median) | node rps (median) | node/redis | per-round node/redis | redis CPU µs/req | node CPU µs/req | node/redis CPU |"
 echo "|------|---:|-------------------:|------------------:|-----------:|----------------------|-----------------:|----------------:|---------------:|"

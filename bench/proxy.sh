@@ -55,6 +55,8 @@
 #   TESTS       tests to run (default "get set setbit bitcount mset msettag")
 #   TARGETS     targets to run (default "redis proxy node twem cluster")
 #   NODE_PROCS  --procs of every shardgate node (default 0: Go's default)
+#   SCHED       other (default) or batch: run everything under SCHED_BATCH
+#               (see bench_init in lib.sh)
 #   PROXY_FLAGS extra flags for `shardgate proxy` (added after --addr,
 #               --nodes and, when the proxy knows them, --cross-slot split
 #               and --log-level warn)
@@ -389,7 +391,7 @@ done
 echo
 echo "shardgate proxy side by side: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')," \
 	"$(nutcracker --version 2>&1 | sed -n 's/This is //p' | head -1)," \
-	"$CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, node --procs $NODE_PROCS"
+	"$CLIENTS clients, $REQUESTS requests per run, $ROUNDS rounds, $(nproc) cores, scheduling $sched_policy, node --procs $NODE_PROCS"
 echo
 echo "(a) proxy over 3 nodes, (b) one node, (c) twemproxy over 3 redis-servers, (d) 3-master Redis Cluster" \
 	"(redis-benchmark --cluster --threads 1); median requests per second."

@@ -24,7 +24,8 @@
 # per run at deeper pipelines: 100000 pipelined XACKs last a tenth of a
 # second, too short to tell 5% apart), CLIENTS (50), PIPELINES ("1 16"), TESTS (all six:
 # xadd xreadgroup xack xpending xpending_summary xautoclaim), NODE_PROCS
-# (0), PROXY_FLAGS (extra proxy flags).
+# (0), PROXY_FLAGS (extra proxy flags), SCHED (other or batch: see
+# bench_init in lib.sh).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -68,7 +69,7 @@ done
 
 echo
 echo "Streams: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), one shardgate node, the proxy over 3 nodes;" \
-	"bench/streamq, $CLIENTS clients, $REQUESTS requests per run at -P 1 and $REQUESTS_PIPELINED deeper (XREADGROUP a quarter), $ROUNDS rounds, $(nproc) cores," \
+	"bench/streamq, $CLIENTS clients, $REQUESTS requests per run at -P 1 and $REQUESTS_PIPELINED deeper (XREADGROUP a quarter), $ROUNDS rounds, $(nproc) cores, scheduling $sched_policy," \
 	"node --procs $NODE_PROCS${PROXY_FLAGS:+, proxy $PROXY_FLAGS}"
 echo
 awk -F, "$awk_median"'
