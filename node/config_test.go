@@ -78,7 +78,11 @@ func TestConfigSetMaxClients(t *testing.T) {
 	n := startNode(t, node.Options{}, nil)
 	a := connDial(t, n.addr, 2)
 	connExpect(t, a, difftest.Simple("OK"), "CONFIG", "SET", "maxclients", "2")
-	connExpect(t, connDial(t, n.addr, 2), difftest.Simple("PONG"), "PING")
+	// As in Redis 7.0, whose two Lua engines' clients are 1 and 2, the
+	// first connection is client 3.
+	connExpect(t, a, difftest.Int(3), "CLIENT", "ID")
+	second := connDial(t, n.addr, 2)
+	connExpect(t, second, difftest.Int(4), "CLIENT", "ID")
 	third := connDial(t, n.addr, 2)
 	v, err := third.Receive()
 	if err != nil || v.Text() != "ERR max number of clients + cluster connections reached" {
@@ -94,6 +98,10 @@ func TestConfigSetMaxClients(t *testing.T) {
 			t.Errorf("INFO stats lacks %q:\n%s", want, stats)
 		}
 	}
+	// A refused connection takes no id, as in Redis.
+	second.Close()
+	waitFor(t, func() bool { return strings.Count(string(connDo(t, a, "CLIENT", "LIST").Str), "\n") == 1 })
+	connExpect(t, connDial(t, n.addr, 2), difftest.Int(5), "CLIENT", "ID")
 	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config"),
 		"CONFIG", "SET", "maxmemory", "1gb")
 	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'dir') - can't set immutable config"),

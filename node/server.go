@@ -36,7 +36,6 @@ type Server struct {
 
 	clients netserve.Clients[*client]
 
-	nextID atomic.Int64
 	stats  serverStats
 	blk    blocker              // blocked clients (blocking.go)
 	cfg    *redisconf.Endpoint  // requirepass and maxclients, settable (config.go)
@@ -230,7 +229,11 @@ func (s *Server) Close() error {
 
 func (s *Server) accept(nc net.Conn) {
 	c := newClient(s, rawio.Wrap(nc))
-	switch s.clients.Admit(c.id, c, s.cfg.MaxClients(), func() { s.wg.Add(1) }) {
+	admitted := func(id int64) {
+		c.id = id
+		s.wg.Add(1)
+	}
+	switch s.clients.Admit(c, s.cfg.MaxClients(), admitted) {
 	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
 		// already disconnected the clients it knew.

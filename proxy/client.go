@@ -125,7 +125,6 @@ const (
 func newClient(s *Server, nc net.Conn) *client {
 	c := &client{
 		srv:     s,
-		id:      s.nextID.Add(1),
 		nc:      nc,
 		rd:      resp.NewReader(nc),
 		laddr:   nc.LocalAddr().String(),

@@ -155,6 +155,11 @@ func TestMaxClients(t *testing.T) {
 	if v := do(t, c, "SET", "k", "v"); v.Text() != "OK" {
 		t.Errorf("SET on a freed place: %v", v)
 	}
+	// As in Redis 7.0 (whose Lua engines' clients are 1 and 2) the
+	// first client is 3, and a refused connection takes no id.
+	if first, next := do(t, conns[0], "CLIENT", "ID").Int, do(t, c, "CLIENT", "ID").Int; first != 3 || next != first+max {
+		t.Errorf("client ids: first %d, after %d admitted and 3 refused %d; want 3 and %d", first, max, next, 3+max)
+	}
 }
 
 // TestManyIdleClients: 2000 connections within MaxClients are all served;

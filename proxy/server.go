@@ -38,12 +38,11 @@ type Server struct {
 
 	clients netserve.Clients[*client]
 
-	nextID atomic.Int64
-	stats  serverStats
-	errs   redisinfo.ErrorStats // INFO errorstats, total_error_replies
-	wg     sync.WaitGroup       // client goroutines
-	bg     sync.WaitGroup       // node readers, watchdog
-	stop   chan struct{}
+	stats serverStats
+	errs  redisinfo.ErrorStats // INFO errorstats, total_error_replies
+	wg    sync.WaitGroup       // client goroutines
+	bg    sync.WaitGroup       // node readers, watchdog
+	stop  chan struct{}
 
 	// cfg holds requirepass and maxclients, settable by CONFIG SET;
 	// config is CONFIG's view of the proxy's own parameters (config.go).
@@ -198,7 +197,11 @@ func (s *Server) Close() error {
 
 func (s *Server) accept(nc net.Conn) {
 	c := newClient(s, rawio.Wrap(nc))
-	switch s.clients.Admit(c.id, c, s.cfg.MaxClients(), func() { s.wg.Add(1) }) {
+	admitted := func(id int64) {
+		c.id = id
+		s.wg.Add(1)
+	}
+	switch s.clients.Admit(c, s.cfg.MaxClients(), admitted) {
 	case netserve.RefusedClosed:
 		// Accepted just before Close shut the listener: Close has
 		// already disconnected the clients it knew.

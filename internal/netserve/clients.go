@@ -22,6 +22,7 @@ type Clients[C any] struct {
 	acc    *rawio.Acceptor // AcceptLoop's, where supported
 	closed bool
 	m      map[int64]C
+	lastID int64 // the last client id given (Admit)
 	// taken counts the connections taken from the listener's queue where
 	// no Acceptor does; settled those the server has admitted or refused
 	// (see AcceptLoop and Settle).
@@ -182,10 +183,12 @@ const (
 	RefusedFull
 )
 
-// Admit registers c under id unless the server is closed or already
-// serves max clients. On admission, started runs under the lock (a
-// WaitGroup.Add, so that Shut and a wait that follows cannot miss it).
-func (r *Clients[C]) Admit(id int64, c C, max int, started func()) Admission {
+// Admit registers c unless the server is closed or already serves max
+// clients. On admission c gets the next client id: admitted runs under
+// the lock with it, to store it in c and to add to the WaitGroup the
+// server's Close waits on (so that Shut and a wait that follows cannot
+// miss it). As in Redis, a refused connection takes no id.
+func (r *Clients[C]) Admit(c C, max int, admitted func(id int64)) Admission {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -197,10 +200,19 @@ func (r *Clients[C]) Admit(id int64, c C, max int, started func()) Admission {
 	if r.m == nil {
 		r.m = map[int64]C{}
 	}
-	r.m[id] = c
-	started()
+	if r.lastID == 0 {
+		r.lastID = firstClientID - 1
+	}
+	r.lastID++
+	r.m[r.lastID] = c
+	admitted(r.lastID)
 	return Admitted
 }
+
+// firstClientID is the id of a server's first client. Redis 7.0 creates
+// the clients of its two Lua engines (EVAL's and FUNCTION's) at start, as
+// ids 1 and 2, so its first connection is client 3.
+const firstClientID = 3
 
 // Remove forgets client id.
 func (r *Clients[C]) Remove(id int64) {

@@ -2,7 +2,6 @@ package netserve
 
 import (
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -20,10 +19,9 @@ func TestSettleAdmitsCompletedConnections(t *testing.T) {
 	if err := r.Attach(ln, nil); err != nil {
 		t.Fatal(err)
 	}
-	var ids atomic.Int64
 	handle := func(nc net.Conn) {
 		time.Sleep(time.Millisecond) // an accept loop slow to register
-		r.Admit(ids.Add(1), nc, 1000, func() {})
+		r.Admit(nc, 1000, func(int64) {})
 	}
 	start := make(chan struct{})
 	done := make(chan error, 1)
