@@ -198,7 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	c.bg.Add(1)
 	go c.metaLoop()
 	if len(cfg.Join) > 0 {
-		c.startJoin(cfg.Join)
+		c.startJoin(cfg.Join, true)
 	}
 	return c, nil
 }

@@ -80,28 +80,54 @@ func TestJoinFailureWarnings(t *testing.T) {
 	start := time.Unix(1000, 0)
 	refused := errors.New("dial tcp 127.0.0.1:7946: connect: connection refused")
 	for s := time.Duration(0); s < joinWarnAfter; s += time.Second {
-		f.note(lg, start.Add(s), []string{"a"}, 0, refused)
+		f.note(lg, start.Add(s), []string{"a"}, 0, refused, true)
 	}
 	if out.Len() != 0 {
 		t.Fatalf("warned before joinWarnAfter: %s", out.String())
 	}
-	f.note(lg, start.Add(joinWarnAfter), []string{"a"}, 0, refused)
-	f.note(lg, start.Add(joinWarnAfter+time.Second), []string{"a"}, 0, refused)
+	f.note(lg, start.Add(joinWarnAfter), []string{"a"}, 0, refused, true)
+	f.note(lg, start.Add(joinWarnAfter+time.Second), []string{"a"}, 0, refused, true)
 	if n := strings.Count(out.String(), "cannot join any member"); n != 1 {
 		t.Fatalf("%d warnings once joins had failed for joinWarnAfter, want 1: %s", n, out.String())
 	}
-	f.note(lg, start.Add(joinWarnAfter+joinWarnEvery), []string{"a"}, 0, refused)
+	f.note(lg, start.Add(joinWarnAfter+joinWarnEvery), []string{"a"}, 0, refused, true)
 	if n := strings.Count(out.String(), "cannot join any member"); n != 2 {
 		t.Fatalf("%d warnings after joinWarnEvery more, want 2", n)
 	}
-	f.note(lg, start.Add(time.Hour), []string{"a"}, 1, nil)
+	f.note(lg, start.Add(time.Hour), []string{"a"}, 1, nil, true)
 	if !strings.Contains(out.String(), "msg=\"cluster: joined\"") {
 		t.Fatalf("no line for the join that ended the failures: %s", out.String())
 	}
 
 	out.Reset()
-	f.note(lg, start.Add(2*time.Hour), []string{"a"}, 0, errors.New("1 error occurred:\n\t* Failed to join 127.0.0.1:7946: encryption is configured but remote state is not encrypted"))
+	f.note(lg, start.Add(2*time.Hour), []string{"a"}, 0, errors.New("1 error occurred:\n\t* Failed to join 127.0.0.1:7946: encryption is configured but remote state is not encrypted"), true)
 	if !strings.Contains(out.String(), "cannot join any member") || !strings.Contains(out.String(), "--gossip-key") {
 		t.Fatalf("a gossip key mismatch did not warn at once with a hint: %s", out.String())
+	}
+
+	// A member with others alive retries dead members' addresses: no
+	// warning, however long they fail.
+	out.Reset()
+	f = joinFailures{}
+	for s := time.Duration(0); s < 5*joinWarnEvery; s += 10 * time.Second {
+		f.note(lg, start.Add(s), []string{"gone"}, 0, refused, false)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("warned about dead members while in the cluster: %s", out.String())
+	}
+
+	// A failure long after the last one starts a new run: failing_for
+	// counts from it, and the warning waits joinWarnAfter again.
+	out.Reset()
+	f = joinFailures{}
+	f.note(lg, start, []string{"a"}, 0, refused, true)
+	later := start.Add(time.Hour)
+	f.note(lg, later, []string{"a"}, 0, refused, true)
+	if out.Len() != 0 {
+		t.Fatalf("the first failure of a new run warned: %s", out.String())
+	}
+	f.note(lg, later.Add(joinWarnAfter), []string{"a"}, 0, refused, true)
+	if !strings.Contains(out.String(), "failing_for=10s") {
+		t.Fatalf("the new run's warning does not count from its first failure: %s", out.String())
 	}
 }

@@ -272,7 +272,7 @@ func (c *Cluster) rejoin(now time.Time) {
 		addrs = append(addrs, c.cfg.Join...)
 	}
 	if len(addrs) > 0 {
-		c.startJoin(addrs)
+		c.startJoin(addrs, !others)
 	}
 }
 
@@ -281,8 +281,9 @@ const joinWaitOnClose = time.Second
 
 // startJoin joins addrs in the background unless a join is running. Each
 // address is tried once (restarted members leave several dead records at
-// one address), never our own.
-func (c *Cluster) startJoin(addrs []string) {
+// one address), never our own. isolated: no other member is alive, so a
+// failure leaves this one out of the cluster.
+func (c *Cluster) startJoin(addrs []string, isolated bool) {
 	addrs = slices.Clone(addrs)
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
@@ -295,7 +296,7 @@ func (c *Cluster) startJoin(addrs []string) {
 		defer c.joins.Done()
 		defer c.joining.Store(false)
 		n, err := c.ml.Join(addrs)
-		c.joinFails.note(c.log, time.Now(), addrs, n, err)
+		c.joinFails.note(c.log, time.Now(), addrs, n, err, isolated)
 	}()
 }
 
@@ -303,17 +304,25 @@ func (c *Cluster) startJoin(addrs []string) {
 // started one after another fail to join for a moment as a matter of
 // course, so a failure is debug until joins have failed for
 // joinWarnAfter, and then a warning every joinWarnEvery; a gossip key
-// mismatch, which never heals by itself, warns at once.
+// mismatch, which never heals by itself, warns at once. A member that
+// has other members alive is in the cluster: its joins only retry dead
+// members' addresses, which a member drained and stopped, or restarted
+// under a new address, never answers again until its record is reaped,
+// so those failures stay debug.
 type joinFailures struct {
 	since, warned time.Time // first failure of the run; last warning
+	last          time.Time // latest failure: a long gap starts a new run
 }
 
 const (
 	joinWarnAfter = 10 * time.Second
 	joinWarnEvery = 30 * time.Second
+	// joinRunGap: failures further apart are separate runs, so that
+	// failing_for does not count from an episode long over.
+	joinRunGap = 2 * joinWarnEvery
 )
 
-func (f *joinFailures) note(log *slog.Logger, now time.Time, addrs []string, contacted int, err error) {
+func (f *joinFailures) note(log *slog.Logger, now time.Time, addrs []string, contacted int, err error, isolated bool) {
 	if err == nil {
 		if !f.warned.IsZero() {
 			log.Info("cluster: joined", "addrs", addrs, "contacted", contacted, "after_failing_for", now.Sub(f.since).Round(time.Second))
@@ -323,11 +332,12 @@ func (f *joinFailures) note(log *slog.Logger, now time.Time, addrs []string, con
 		*f = joinFailures{}
 		return
 	}
-	if f.since.IsZero() {
-		f.since = now
+	if f.since.IsZero() || now.Sub(f.last) > joinRunGap {
+		f.since, f.warned = now, time.Time{}
 	}
+	f.last = now
 	keys := isKeyMismatch(err.Error())
-	if (!keys && now.Sub(f.since) < joinWarnAfter) || (!f.warned.IsZero() && now.Sub(f.warned) < joinWarnEvery) {
+	if (!keys && (!isolated || now.Sub(f.since) < joinWarnAfter)) || (!f.warned.IsZero() && now.Sub(f.warned) < joinWarnEvery) {
 		log.Debug("cluster: join", "addrs", addrs, "err", err)
 		return
 	}
