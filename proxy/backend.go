@@ -367,15 +367,16 @@ type nodePool struct {
 	idx  int
 	addr string
 
-	mu        sync.Mutex
-	shared    [2][]*nodeConn // [proto-2][i]
-	idle      [2][]*nodeConn // dedicated connections not in use, per protocol
-	all       map[*nodeConn]struct{}
-	downUntil time.Time
-	// down is set while the last dial failed, for lock-free checks.
-	down    atomic.Bool
-	probing atomic.Bool // the watchdog's connection attempt is running
-	lastErr error
+	mu     sync.Mutex
+	shared [2][]*nodeConn // [proto-2][i]
+	idle   [2][]*nodeConn // dedicated connections not in use, per protocol
+	all    map[*nodeConn]struct{}
+	// down is set from a failed dial, or a connection the watchdog cut
+	// off, until the recoverer reaches the node (recoverLoop).
+	down       atomic.Bool
+	probing    atomic.Bool // the watchdog's connection attempt is running
+	recovering atomic.Bool // recoverLoop runs
+	lastErr    error
 	// state is the pool's poolState (dynamic.go): anything but live
 	// fails commands at once with CLUSTERDOWN.
 	state atomic.Uint32
@@ -431,8 +432,7 @@ func refusedFull(reply []byte) bool {
 }
 
 // sharedConn returns the shared connection i for protocol proto, dialing
-// it if needed. While the node refuses connections it fails fast with
-// errNodeDown until RedialBackoff has passed.
+// it if needed. While the node is down it fails fast with errNodeDown.
 func (p *nodePool) sharedConn(proto, i int) (*nodeConn, error) {
 	if !p.served() {
 		return nil, errNodeDown
@@ -483,15 +483,21 @@ func (p *nodePool) release(c *nodeConn) {
 }
 
 // dialLocked connects, authenticates and switches protocol, then starts
-// the reader. p.mu is held, so concurrent clients wait for one dial.
+// the reader. p.mu is held, so concurrent clients wait for one dial. A
+// node that is down (its last dial failed, or the watchdog cut it off) is
+// not dialed here: its slots answer CLUSTERDOWN at once while the
+// recoverer tries it in the background (see recoverLoop).
 func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
-	now := time.Now()
 	// Checked under p.mu too: setPoolState stores the state before
 	// closeAll takes the lock, so no connection outlives a pool's end.
-	if !p.served() || now.Before(p.downUntil) {
+	if !p.served() {
 		return nil, errNodeDown
 	}
-	nc, err := p.handshake(proto)
+	if p.down.Load() {
+		p.srv.recover(p)
+		return nil, errNodeDown
+	}
+	nc, err := p.handshake(proto, false)
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// The proxy, not the node, is out of descriptors (each client
 		// blocked or holding a WATCH has a node connection of its
@@ -504,19 +510,31 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		return nil, err
 	}
 	if err != nil {
-		// From the failure, not from the attempt: a handshake with a
-		// stopped node takes DialTimeout+NodeTimeout, longer than the
-		// backoff, and the requests queued behind it would each try
-		// again, one full handshake after another.
-		p.downUntil = time.Now().Add(p.srv.opts.RedialBackoff)
-		p.down.Store(true)
-		if p.lastErr == nil || p.lastErr.Error() != err.Error() {
-			p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
-		}
-		p.lastErr = err
-		p.errors.Add(1)
+		p.markDown(err)
 		return nil, errNodeDown
 	}
+	return p.attachLocked(nc, proto)
+}
+
+// markDown records a failed dial, or with err nil a connection the
+// watchdog cut off, and starts the recoverer. p.mu is held.
+func (p *nodePool) markDown(err error) {
+	p.down.Store(true)
+	if err != nil {
+		p.markDownAgain(err)
+	} else if p.lastErr == nil {
+		p.lastErr = errNotAnswering
+	}
+	p.srv.recover(p)
+}
+
+// errNotAnswering is the pool's last error after the watchdog cut off a
+// connection whose node left requests unanswered.
+var errNotAnswering = errors.New("node not answering")
+
+// attachLocked makes nc, a handshaken connection, one of the pool's and
+// starts its reader; the node is up again if it was down. p.mu is held.
+func (p *nodePool) attachLocked(nc net.Conn, proto int) (*nodeConn, error) {
 	if p.srv.isClosed() {
 		// Close may have closed the pool's connections while this one
 		// was being made (a watchdog probe started just before it):
@@ -543,9 +561,67 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 	return c, nil
 }
 
+// recover starts the pool's recoverer unless it runs.
+func (s *Server) recover(p *nodePool) {
+	if s.isClosed() || !p.recovering.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer p.recovering.Store(false)
+		s.recoverLoop(p)
+	}()
+}
+
+// recoverLoop dials a node that is down every RedialBackoff until it
+// answers PING, then makes that connection the pool's first shared one
+// and marks the node up. It runs without p.mu, so that the clients of the
+// node's slots get CLUSTERDOWN at once meanwhile rather than wait on a
+// dial: a stopped (SIGSTOP) process's kernel still completes
+// connections, and without the PING each new connection looked healthy
+// until its first request had waited NodeTimeout again.
+func (s *Server) recoverLoop(p *nodePool) {
+	t := time.NewTimer(s.opts.RedialBackoff)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !p.served() || !p.down.Load() {
+			return // the cluster view has taken over, or a dial got through
+		}
+		nc, err := p.handshake(2, true)
+		p.mu.Lock()
+		if err == nil {
+			c, aerr := p.attachLocked(nc, 2)
+			if aerr == nil && (p.shared[0][0] == nil || p.shared[0][0].isBroken()) {
+				p.shared[0][0] = c
+			}
+			p.mu.Unlock()
+			return
+		}
+		p.markDownAgain(err)
+		p.mu.Unlock()
+		t.Reset(s.opts.RedialBackoff)
+	}
+}
+
+// markDownAgain records another failed attempt of the recoverer. p.mu is
+// held.
+func (p *nodePool) markDownAgain(err error) {
+	p.errors.Add(1)
+	if p.lastErr == nil || p.lastErr.Error() != err.Error() {
+		p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
+	}
+	p.lastErr = err
+}
+
 // handshake dials the node and sends AUTH and HELLO as needed, reading
 // their replies before the connection is shared.
-func (p *nodePool) handshake(proto int) (net.Conn, error) {
+func (p *nodePool) handshake(proto int, ping bool) (net.Conn, error) {
 	o := p.srv.opts
 	nc, err := net.DialTimeout("tcp", p.addr, o.DialTimeout)
 	if err != nil {
@@ -560,6 +636,9 @@ func (p *nodePool) handshake(proto int) (net.Conn, error) {
 	}
 	if proto == 3 {
 		cmds = append(cmds, [][]byte{[]byte("HELLO"), []byte("3")})
+	}
+	if ping {
+		cmds = append(cmds, [][]byte{[]byte("PING")})
 	}
 	if len(cmds) == 0 {
 		return nc, nil
@@ -656,8 +735,7 @@ func (s *Server) watchdog() {
 						// would wait NodeTimeout again. Its slots
 						// answer CLUSTERDOWN until the backoff ends.
 						p.mu.Lock()
-						p.downUntil = now.Add(s.opts.RedialBackoff)
-						p.down.Store(true)
+						p.markDown(nil)
 						p.mu.Unlock()
 						c.nc.Close()
 					}

@@ -29,7 +29,8 @@
 // (blocking.go).
 //
 // Faults. A node that cannot be reached answers its slots with CLUSTERDOWN
-// at once (redials are rate-limited); a connection that breaks fails the
+// at once while a background recoverer tries it until it answers PING; a
+// connection that breaks fails the
 // requests in flight on it with an error naming the node; a node that
 // stops answering is cut off after Options.NodeTimeout. Nothing waits
 // forever, and the other nodes' slots keep working.

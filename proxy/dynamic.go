@@ -179,7 +179,6 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 	switch st {
 	case poolLive:
 		p.mu.Lock()
-		p.downUntil = time.Time{}
 		p.down.Store(false)
 		p.mu.Unlock()
 		if old == poolDead {

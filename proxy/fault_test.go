@@ -378,6 +378,67 @@ func TestSilentNode(t *testing.T) {
 	}
 }
 
+// TestStoppedNodeAnswersClusterDown: a node process that is stopped
+// (SIGSTOP) still has its connections completed by its kernel. After the
+// first request has waited NodeTimeout, the node's slots answer
+// CLUSTERDOWN at once until it answers PING again, rather than every
+// fresh connection taking the next request into another NodeTimeout wait;
+// once the process resumes, its slots are served again.
+func TestStoppedNodeAnswersClusterDown(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	resumed, ended := make(chan struct{}), make(chan struct{})
+	stopped := fakeNode(t, func(c net.Conn) {
+		select {
+		case <-resumed:
+		case <-ended:
+			return
+		}
+		rd := resp.NewReader(c)
+		for {
+			args, ok, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if !ok {
+				if rd.Fill() != nil {
+					return
+				}
+				continue
+			}
+			reply := "$-1\r\n" // GET of a missing key
+			if strings.EqualFold(string(args[0]), "PING") {
+				reply = "+PONG\r\n"
+			}
+			if _, err := c.Write([]byte(reply)); err != nil {
+				return
+			}
+		}
+	})
+	t.Cleanup(func() { close(ended) }) // before fakeNode's, which waits for its handlers
+	addr, topo := clusterWith(t, []string{"", stopped}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 20 * time.Millisecond})
+	k1 := keyOnNode(t, topo, 1, "b")
+	c := dial(t, addr, 2)
+	if v := do(t, c, "GET", k1); v.Text() != connLost(stopped) {
+		t.Fatalf("GET on a stopped node's slot: %v, want %q", v, connLost(stopped))
+	}
+	// Many redial periods later, no request waits on the node again.
+	for end := time.Now().Add(5 * timeout); time.Now().Before(end); {
+		start := time.Now()
+		v := do(t, c, "GET", k1)
+		if d := time.Since(start); d > timeout/2 {
+			t.Fatalf("GET on a stopped node's slot took %v (reply %v): a fresh connection was trusted", d, v)
+		}
+		if v.Text() != resp.ErrClusterDownSlot {
+			t.Fatalf("GET on a stopped node's slot: %v, want %q", v, resp.ErrClusterDownSlot)
+		}
+	}
+	close(resumed)
+	waitFor(t, "the resumed node's slots served", promptly, func() bool {
+		v := do(t, c, "GET", k1)
+		return v.Kind == difftest.NullBulk
+	})
+}
+
 // TestSilentNodeUnderTrickle: commands that keep arriving for a node that
 // never answers (a stopped process, whose kernel still takes them in) do
 // not keep its connection alive: the oldest request fails after about

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shardgate/shardgate/internal/redisinfo"
 )
@@ -400,7 +399,7 @@ func (p *nodePool) status() string {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if time.Now().Before(p.downUntil) || p.lastErr != nil {
+	if p.down.Load() || p.lastErr != nil {
 		return "down"
 	}
 	return "up"

@@ -78,8 +78,9 @@ type Options struct {
 	// no bytes moving either way) before the proxy gives up on the
 	// connection and fails them.
 	NodeTimeout time.Duration
-	// RedialBackoff is how long a node that refused a connection is
-	// answered with CLUSTERDOWN before the proxy tries it again.
+	// RedialBackoff is how often the proxy tries to reach a node that is
+	// down (its dial failed, or it left requests unanswered for
+	// NodeTimeout); meanwhile the node's slots answer CLUSTERDOWN.
 	RedialBackoff time.Duration
 	// RedirectTimeout bounds the time a command (or a pipelined batch)
 	// spends following the nodes' redirections, from the first one: a

@@ -70,7 +70,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
 	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
-	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "after a failed connection, how long a node's slots answer CLUSTERDOWN before it is tried again")
+	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "how often a node that is down (a failed connection, or no answer within --node-timeout) is tried again; meanwhile its slots answer CLUSTERDOWN")
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
 	fs.StringVar(&p.opts.ClientAnnounce, "client-announce", "", "address (host:port) CLUSTER SLOTS/SHARDS/NODES show for this proxy when it is the only one, for clients that reach it through an address it cannot see (a container's published port, NAT); empty: the address each client connected to")
 	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment: a power of two from 4096 (2^12) to 4294967296 (2^32)")
