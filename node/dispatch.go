@@ -164,7 +164,7 @@ func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 	// The context lives in the client so that a command allocates nothing.
 	// Field by field: a whole-struct store costs a bulk write barrier.
 	ctx := &c.ctx
-	ctx.KS, ctx.Args, ctx.W, ctx.Now, ctx.Shard, ctx.Exclusive = s.ks, args, &c.w, c.nowMs, nil, false
+	ctx.KS, ctx.Args, ctx.W, ctx.Now, ctx.Shard, ctx.Exclusive, ctx.Propagate = s.ks, args, &c.w, c.nowMs, nil, false, false
 	s.runData(c, r, ctx, slot)
 	ctx.Args, ctx.Shard = nil, nil
 }
@@ -200,7 +200,7 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	}
 	defer s.recoverCommand(c, r, c.w.Len())
 	r.data(ctx)
-	if r.cmd.Has(slots.FlagWrite) {
+	if r.cmd.Has(slots.FlagWrite) || ctx.Propagate {
 		s.logCommand(c, slot, ctx.Now, ctx.Args) // before the waiters it feeds log their pops
 	}
 	if sh := ctx.Shard; sh != nil && s.blk.waitersOf(sh.Slot) != nil {

@@ -291,7 +291,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		mark := c.w.Len()
 		s.runTxData(c, q)
 		suppressed(mark)
-		if q.route.cmd.Has(slots.FlagWrite) {
+		if q.route.cmd.Has(slots.FlagWrite) || c.ctx.Propagate {
 			s.logCommand(c, q.slot, now, q.args)
 		}
 	}

@@ -25,6 +25,12 @@ type Ctx struct {
 	// transaction that needs it, or FLUSHALL): shards are touched without
 	// their mutexes.
 	Exclusive bool
+	// Propagate is set by a read-only command that changed its key, which
+	// the server then logs as it logs writes: PFCOUNT storing the count
+	// it computed in the HyperLogLog's header, which Redis propagates to
+	// its AOF (the command is MAY_REPLICATE), so that the header's bytes
+	// survive a restart.
+	Propagate bool
 }
 
 // liveNow is the clock TTL and PTTL subtract from the expire time.

@@ -149,6 +149,7 @@ func cmdPfcount(c *Ctx) {
 		e.SetStrBytes(s)
 		c.Shard.TouchBytes(key)
 		c.KS.Dirty(1)
+		c.Propagate = true
 	}
 	c.W.Int(int64(card))
 }
