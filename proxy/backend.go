@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -497,7 +498,7 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 		p.srv.recover(p)
 		return nil, errNodeDown
 	}
-	nc, err := p.handshake(proto, false)
+	nc, err := p.handshake(context.Background(), proto, false)
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// The proxy, not the node, is out of descriptors (each client
 		// blocked or holding a WATCH has a node connection of its
@@ -584,6 +585,16 @@ func (s *Server) recover(p *nodePool) {
 func (s *Server) recoverLoop(p *nodePool) {
 	t := time.NewTimer(s.opts.RedialBackoff)
 	defer t.Stop()
+	// Close must not wait out a handshake with a stopped node.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		select {
 		case <-s.stop:
@@ -593,7 +604,7 @@ func (s *Server) recoverLoop(p *nodePool) {
 		if !p.served() || !p.down.Load() {
 			return // the cluster view has taken over, or a dial got through
 		}
-		nc, err := p.handshake(2, true)
+		nc, err := p.handshake(ctx, 2, true)
 		p.mu.Lock()
 		if err == nil {
 			c, aerr := p.attachLocked(nc, 2)
@@ -619,11 +630,13 @@ func (p *nodePool) markDownAgain(err error) {
 	p.lastErr = err
 }
 
-// handshake dials the node and sends AUTH and HELLO as needed, reading
-// their replies before the connection is shared.
-func (p *nodePool) handshake(proto int, ping bool) (net.Conn, error) {
+// handshake dials the node and sends AUTH and HELLO as needed, and PING
+// if ping is set (the recoverer's proof that the node answers), reading
+// their replies before the connection is shared. Ending ctx aborts it.
+func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Conn, error) {
 	o := p.srv.opts
-	nc, err := net.DialTimeout("tcp", p.addr, o.DialTimeout)
+	d := net.Dialer{Timeout: o.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -649,6 +662,7 @@ func (p *nodePool) handshake(proto int, ping bool) (net.Conn, error) {
 	}
 	nc.SetDeadline(time.Now().Add(o.DialTimeout + o.NodeTimeout))
 	defer nc.SetDeadline(time.Time{})
+	defer context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })()
 	if _, err := nc.Write(out); err != nil {
 		nc.Close()
 		return nil, err

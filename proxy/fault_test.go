@@ -439,6 +439,25 @@ func TestStoppedNodeAnswersClusterDown(t *testing.T) {
 	})
 }
 
+// TestCloseDuringRecovery: Close does not wait out the recoverer's
+// handshake with a node that accepts connections and never answers.
+func TestCloseDuringRecovery(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	hung := fakeNode(t, silent)
+	topo, err := proxy.NewStaticTopology([]string{hung})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The recoverer's PING may wait DialTimeout+NodeTimeout: 20 s.
+	srv, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: timeout, DialTimeout: 20 * time.Second, RedialBackoff: time.Millisecond})
+	c := dial(t, addr, 2)
+	if v := do(t, c, "GET", "k"); v.Text() != connLost(hung) {
+		t.Fatalf("GET on a silent node: %v, want %q", v, connLost(hung))
+	}
+	time.Sleep(50 * time.Millisecond) // the recoverer is in its handshake
+	timed(t, "Close during a recovery handshake", promptly, func() { srv.Close() })
+}
+
 // TestSilentNodeUnderTrickle: commands that keep arriving for a node that
 // never answers (a stopped process, whose kernel still takes them in) do
 // not keep its connection alive: the oldest request fails after about
