@@ -235,9 +235,10 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var lf logFlags
 	pf.register(fs)
 	size := fs.Int("size", 3, "number of nodes")
+	basePort := fs.Int("node-base-port", 0, "loopback port of the first node, the others on the ports after it (0: free ports)")
 	lf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: shardgate up [flags]\n\nRun a local cluster in one process: --size nodes on free loopback ports and a\nproxy on --addr in front of them. Ctrl-C stops it.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: shardgate up [flags]\n\nRun a local cluster in one process: --size nodes on loopback ports (free ones\nunless --node-base-port) and a proxy on --addr in front of them. Ctrl-C stops\nit.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
@@ -249,6 +250,10 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *size < 1 || *size > 64 {
 		fmt.Fprintf(stderr, "shardgate up: --size must be between 1 and 64, got %d\n", *size)
+		return 2
+	}
+	if *basePort != 0 && (*basePort < 1 || *basePort+*size-1 > 65535) {
+		fmt.Fprintf(stderr, "shardgate up: --node-base-port must leave room for %d ports below 65536, got %d\n", *size, *basePort)
 		return 2
 	}
 	log, err := lf.logger(stderr)
@@ -279,10 +284,19 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		pf.opts.NodePassword = pf.opts.RequirePass
 	}
 	for i := range *size {
-		nln, err := net.Listen("tcp", "127.0.0.1:0")
+		port := 0
+		if *basePort != 0 {
+			port = *basePort + i
+		}
+		nln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			ln.Close()
-			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
+			stopNodes()
+			for _, n := range nodes {
+				n.Close()
+			}
+			wg.Wait()
+			fmt.Fprintf(stderr, "shardgate up: node %d: %v\n", i, err)
 			return 1
 		}
 		srv, err := node.New(node.Options{Addr: nln.Addr().String(), RequirePass: pf.opts.NodePassword, Logger: log.With("node", i)})

@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +80,73 @@ func TestUpPassword(t *testing.T) {
 	if v, _ := node.DoStrings("GET", "k"); v.Text() != "v" {
 		t.Errorf("node GET k after the proxy's SET: %s", v)
 	}
+}
+
+// TestUpNodeBasePort: --node-base-port puts the nodes on consecutive
+// ports from it; a port range past 65535 is a usage error, and a port in
+// use stops 'up' with the node named.
+func TestUpNodeBasePort(t *testing.T) {
+	base := freeTCPPortPair(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- runUp(ctx, []string{"--addr", "127.0.0.1:0", "--size", "2", "--node-base-port", strconv.Itoa(base)}, out, out)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !regexp.MustCompile(`(?m)^try: `).MatchString(out.String()); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner:\n%s", out)
+		}
+	}
+	var got []string
+	for _, m := range upNodeRE.FindAllStringSubmatch(out.String(), -1) {
+		got = append(got, m[1])
+	}
+	want := []string{fmt.Sprintf("127.0.0.1:%d", base), fmt.Sprintf("127.0.0.1:%d", base+1)}
+	if !slices.Equal(got, want) {
+		t.Errorf("nodes at %v, want %v:\n%s", got, want, out)
+	}
+	cancel()
+	if rc := <-done; rc != 0 {
+		t.Errorf("up exited %d:\n%s", rc, out)
+	}
+
+	var errOut syncBuffer
+	if rc := runUp(context.Background(), []string{"--size", "3", "--node-base-port", "65534"}, &errOut, &errOut); rc != 2 ||
+		!strings.Contains(errOut.String(), "--node-base-port must leave room for 3 ports below 65536, got 65534") {
+		t.Errorf("a range past 65535: rc %d, %s", rc, errOut.String())
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+	errOut = syncBuffer{}
+	if rc := runUp(context.Background(), []string{"--addr", "127.0.0.1:0", "--size", "1", "--node-base-port", strconv.Itoa(port)}, &errOut, &errOut); rc != 1 ||
+		!strings.Contains(errOut.String(), "shardgate up: node 0: listen tcp 127.0.0.1:"+strconv.Itoa(port)) {
+		t.Errorf("a node port in use: rc %d, %s", rc, errOut.String())
+	}
+}
+
+// freeTCPPortPair returns a loopback port p such that p and p+1 are free
+// at the time of the call.
+func freeTCPPortPair(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		a, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.Addr().(*net.TCPAddr).Port
+		b, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+1)))
+		a.Close()
+		if err == nil {
+			b.Close()
+			return p
+		}
+	}
+	t.Fatal("no two consecutive free ports")
+	return 0
 }
