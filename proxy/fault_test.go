@@ -109,6 +109,27 @@ func fakeNode(t *testing.T, serve func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
+// serveCommands answers every command read from nc with answer(args),
+// until nc fails: the loop of a fake node.
+func serveCommands(nc net.Conn, answer func(args [][]byte) string) {
+	rd := resp.NewReader(nc)
+	for {
+		args, ok, err := rd.Next()
+		if err != nil {
+			return
+		}
+		if !ok {
+			if rd.Fill() != nil {
+				return
+			}
+			continue
+		}
+		if _, err := nc.Write([]byte(answer(args))); err != nil {
+			return
+		}
+	}
+}
+
 // silent reads everything and never answers: a node that is alive but
 // hung.
 func silent(c net.Conn) { io.Copy(io.Discard, c) }
@@ -393,26 +414,12 @@ func TestStoppedNodeAnswersClusterDown(t *testing.T) {
 		case <-ended:
 			return
 		}
-		rd := resp.NewReader(c)
-		for {
-			args, ok, err := rd.Next()
-			if err != nil {
-				return
-			}
-			if !ok {
-				if rd.Fill() != nil {
-					return
-				}
-				continue
-			}
-			reply := "$-1\r\n" // GET of a missing key
+		serveCommands(c, func(args [][]byte) string {
 			if strings.EqualFold(string(args[0]), "PING") {
-				reply = "+PONG\r\n"
+				return "+PONG\r\n"
 			}
-			if _, err := c.Write([]byte(reply)); err != nil {
-				return
-			}
-		}
+			return "$-1\r\n" // GET of a missing key
+		})
 	})
 	t.Cleanup(func() { close(ended) }) // before fakeNode's, which waits for its handlers
 	addr, topo := clusterWith(t, []string{"", stopped}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 20 * time.Millisecond})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
-	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 	"github.com/shardgate/shardgate/slots"
@@ -44,22 +43,7 @@ type fenceNode struct {
 func (f *fenceNode) start(t *testing.T) string {
 	t.Helper()
 	return fakeNode(t, func(nc net.Conn) {
-		rd := resp.NewReader(nc)
-		for {
-			args, ok, err := rd.Next()
-			if err != nil {
-				return
-			}
-			if !ok {
-				if rd.Fill() != nil {
-					return
-				}
-				continue
-			}
-			if _, err := nc.Write([]byte(f.answer(args))); err != nil {
-				return
-			}
-		}
+		serveCommands(nc, f.answer)
 	})
 }
 

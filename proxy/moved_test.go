@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
-	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 	"github.com/shardgate/shardgate/slots"
@@ -219,23 +218,7 @@ func redirector(t *testing.T, reply func(n int, args [][]byte) string) (string, 
 	t.Helper()
 	var count atomic.Int64
 	addr := fakeNode(t, func(nc net.Conn) {
-		rd := resp.NewReader(nc)
-		for {
-			args, ok, err := rd.Next()
-			if err != nil {
-				return
-			}
-			if !ok {
-				if rd.Fill() != nil {
-					return
-				}
-				continue
-			}
-			n := int(count.Add(1))
-			if _, err := nc.Write([]byte(reply(n, args))); err != nil {
-				return
-			}
-		}
+		serveCommands(nc, func(args [][]byte) string { return reply(int(count.Add(1)), args) })
 	})
 	return addr, &count
 }
