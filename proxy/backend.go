@@ -544,11 +544,7 @@ func (p *nodePool) attachLocked(nc net.Conn, proto int) (*nodeConn, error) {
 		nc.Close()
 		return nil, errNodeDown
 	}
-	p.down.Store(false)
-	if p.lastErr != nil {
-		p.srv.log.Info("node reachable again", "node", p.addr)
-		p.lastErr = nil
-	}
+	p.markUp()
 	c := &nodeConn{node: p, nc: rawio.Wrap(nc), proto: proto}
 	p.all[c] = struct{}{}
 	p.srv.bg.Add(1)
@@ -560,6 +556,15 @@ func (p *nodePool) attachLocked(nc net.Conn, proto int) (*nodeConn, error) {
 		p.mu.Unlock()
 	}()
 	return c, nil
+}
+
+// markUp records that the node answered. p.mu is held.
+func (p *nodePool) markUp() {
+	p.down.Store(false)
+	if p.lastErr != nil {
+		p.srv.log.Info("node reachable again", "node", p.addr)
+		p.lastErr = nil
+	}
 }
 
 // recover starts the pool's recoverer unless it runs.
@@ -611,6 +616,13 @@ func (s *Server) recoverLoop(p *nodePool) {
 			if aerr == nil && (p.shared[0][0] == nil || p.shared[0][0].isBroken()) {
 				p.shared[0][0] = c
 			}
+			p.mu.Unlock()
+			return
+		}
+		if errors.Is(err, errNodeFull) {
+			// The node answers, at its maxclients: it is up, and the
+			// commands that need a connection get its refusal.
+			p.markUp()
 			p.mu.Unlock()
 			return
 		}
@@ -747,7 +759,8 @@ func (s *Server) watchdog() {
 						// A stopped process's kernel still accepts
 						// connections: without this every request
 						// would wait NodeTimeout again. Its slots
-						// answer CLUSTERDOWN until the backoff ends.
+						// answer CLUSTERDOWN until the recoverer
+						// has its PONG.
 						p.mu.Lock()
 						p.markDown(nil)
 						p.mu.Unlock()
