@@ -345,15 +345,19 @@ func (c *nodeConn) fail(err error) {
 		c.broken = err
 		c.dead.Store(true)
 	}
+	cause := c.broken // why it broke first: the watchdog's cut-off, say
 	waiting := c.queue[c.head:]
 	c.queue, c.head = nil, 0
 	c.mu.Unlock()
 	c.nc.Close()
 	// The proxy closing its own connections at shutdown is no loss to
-	// report (a blocked client's request is still waiting then).
+	// report (a blocked client's request is still waiting then), and the
+	// watchdog has logged its own cut-off.
 	if len(waiting) > 0 && !c.node.srv.isClosed() {
 		c.node.noteError()
-		c.node.srv.log.Warn("node connection lost", "node", c.node.addr, "err", err, "requests", len(waiting))
+		if !errors.Is(cause, errNotAnswering) {
+			c.node.srv.log.Warn("node connection lost", "node", c.node.addr, "err", cause, "requests", len(waiting))
+		}
 	}
 	msg := fmt.Sprintf(resp.ErrNodeConnLost, c.node.addr)
 	for _, r := range waiting {
@@ -459,6 +463,10 @@ func (p *nodePool) dedicatedConn(proto int) (*nodeConn, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.down.Load() {
+		p.srv.recover(p)
+		return nil, errNodeDown
+	}
 	idle := &p.idle[proto-2]
 	for len(*idle) > 0 {
 		c := (*idle)[len(*idle)-1]
@@ -526,12 +534,33 @@ func (p *nodePool) markDown(err error) {
 	} else if p.lastErr == nil {
 		p.lastErr = errNotAnswering
 	}
+	// Idle dedicated connections would take the next WATCH into a
+	// NodeTimeout wait each; the node's slots answer CLUSTERDOWN now.
+	for i := range p.idle {
+		for _, c := range p.idle[i] {
+			c.nc.Close()
+		}
+		clear(p.idle[i])
+		p.idle[i] = p.idle[i][:0]
+	}
 	p.srv.recover(p)
 }
 
 // errNotAnswering is the pool's last error after the watchdog cut off a
-// connection whose node left requests unanswered.
+// connection whose node left requests unanswered, and that connection's.
 var errNotAnswering = errors.New("node not answering")
+
+// cutOff closes a connection whose node left requests unanswered; its
+// reader fails them (see fail).
+func (c *nodeConn) cutOff() {
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = errNotAnswering
+		c.dead.Store(true)
+	}
+	c.mu.Unlock()
+	c.nc.Close()
+}
 
 // attachLocked makes nc, a handshaken connection, one of the pool's and
 // starts its reader; the node is up again if it was down. p.mu is held.
@@ -626,6 +655,10 @@ func (s *Server) recoverLoop(p *nodePool) {
 			p.mu.Unlock()
 			return
 		}
+		if s.isClosed() {
+			p.mu.Unlock()
+			return // Close aborted the handshake; the node did not fail it
+		}
 		p.markDownAgain(err)
 		p.mu.Unlock()
 		t.Reset(s.opts.RedialBackoff)
@@ -636,10 +669,24 @@ func (s *Server) recoverLoop(p *nodePool) {
 // held.
 func (p *nodePool) markDownAgain(err error) {
 	p.errors.Add(1)
-	if p.lastErr == nil || p.lastErr.Error() != err.Error() {
+	if p.lastErr == nil || failureKind(p.lastErr) != failureKind(err) {
 		p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
 	}
 	p.lastErr = err
+}
+
+// failureKind names what a failed dial or handshake ran into, so that an
+// outage logs once: the text of a timeout names the local port, which
+// changes with every attempt.
+func failureKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errNotAnswering), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	}
+	return err.Error()
 }
 
 // handshake dials the node and sends AUTH and HELLO as needed, and PING
@@ -764,7 +811,7 @@ func (s *Server) watchdog() {
 						p.mu.Lock()
 						p.markDown(nil)
 						p.mu.Unlock()
-						c.nc.Close()
+						c.cutOff()
 					}
 				}
 			}

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"errors"
 	"log/slog"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,5 +63,33 @@ func TestRefusalBeforeFirstSend(t *testing.T) {
 	}
 	if got := conn.failMsg(); got != resp.ErrMaxClients {
 		t.Errorf("failMsg after a refusal before any send = %q, want %q", got, resp.ErrMaxClients)
+	}
+}
+
+// TestFailureKind: the failures of one outage log once although their
+// texts differ (a timeout's names the local port of each attempt).
+func TestFailureKind(t *testing.T) {
+	timeoutAt := func(port int) error {
+		return &net.OpError{Op: "read", Net: "tcp",
+			Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port},
+			Addr:   &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7001}, Err: os.ErrDeadlineExceeded}
+	}
+	refusedAt := func(port int) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port},
+			Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
+	}
+	for _, tc := range []struct {
+		a, b error
+		same bool
+	}{
+		{timeoutAt(40001), timeoutAt(40002), true},
+		{errNotAnswering, timeoutAt(40002), true},
+		{refusedAt(7001), refusedAt(7001), true},
+		{timeoutAt(40001), refusedAt(7001), false},
+		{errors.New("node refused the handshake: WRONGPASS"), refusedAt(7001), false},
+	} {
+		if got := failureKind(tc.a) == failureKind(tc.b); got != tc.same {
+			t.Errorf("same failure(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
 	}
 }

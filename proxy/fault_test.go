@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,6 +445,66 @@ func TestStoppedNodeAnswersClusterDown(t *testing.T) {
 		v := do(t, c, "GET", k1)
 		return v.Kind == difftest.NullBulk
 	})
+}
+
+// TestStoppedNodeIdleWatchConnections: the idle dedicated connections
+// that WATCH clients left behind are not handed to new WATCHes once the
+// node stopped answering; those get CLUSTERDOWN at once rather than a
+// NodeTimeout wait each.
+func TestStoppedNodeIdleWatchConnections(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	var frozen atomic.Bool
+	ended := make(chan struct{})
+	stopping := fakeNode(t, func(c net.Conn) {
+		serveCommands(c, func(args [][]byte) string {
+			for frozen.Load() { // a stopped process answers nothing
+				select {
+				case <-ended:
+					return ""
+				case <-time.After(time.Millisecond):
+				}
+			}
+			switch strings.ToUpper(string(args[0])) {
+			case "PING":
+				return "+PONG\r\n"
+			case "GET":
+				return "$-1\r\n"
+			}
+			return "+OK\r\n" // WATCH, UNWATCH
+		})
+	})
+	t.Cleanup(func() { close(ended) }) // before fakeNode's, which waits for its handlers
+	addr, topo := clusterWith(t, []string{"", stopping}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 20 * time.Millisecond})
+	k1 := keyOnNode(t, topo, 1, "b")
+	var watchers []*difftest.Conn
+	for range 3 {
+		w := dial(t, addr, 2)
+		if v := do(t, w, "WATCH", k1); v.Text() != "OK" {
+			t.Fatalf("WATCH: %v", v)
+		}
+		watchers = append(watchers, w)
+	}
+	for _, w := range watchers {
+		if v := do(t, w, "UNWATCH"); v.Text() != "OK" { // its node connection goes back to the pool
+			t.Fatalf("UNWATCH: %v", v)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	frozen.Store(true)
+	c := dial(t, addr, 2)
+	if v := do(t, c, "GET", k1); v.Text() != connLost(stopping) {
+		t.Fatalf("GET on a stopped node's slot: %v, want %q", v, connLost(stopping))
+	}
+	for i := range 3 {
+		w := dial(t, addr, 2)
+		start := time.Now()
+		v := do(t, w, "WATCH", k1)
+		if d := time.Since(start); d > timeout/2 || v.Text() != resp.ErrClusterDownSlot {
+			t.Errorf("WATCH %d on a stopped node's slot: %v after %v, want %q at once", i, v, d, resp.ErrClusterDownSlot)
+		}
+		w.Close()
+	}
+	frozen.Store(false)
 }
 
 // TestCloseDuringRecovery: Close does not wait out the recoverer's
