@@ -598,14 +598,20 @@ func (p *nodePool) markUp() {
 
 // recover starts the pool's recoverer unless it runs.
 func (s *Server) recover(p *nodePool) {
-	if s.isClosed() || !p.recovering.CompareAndSwap(false, true) {
+	s.goUnlessRunning(&p.recovering, func() { s.recoverLoop(p) })
+}
+
+// goUnlessRunning runs f in a background goroutine Close waits for,
+// unless the server is closed or running marks an f still running.
+func (s *Server) goUnlessRunning(running *atomic.Bool, f func()) {
+	if s.isClosed() || !running.CompareAndSwap(false, true) {
 		return
 	}
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		defer p.recovering.Store(false)
-		s.recoverLoop(p)
+		defer running.Store(false)
+		f()
 	}()
 }
 
@@ -826,15 +832,9 @@ func (s *Server) watchdog() {
 // showed up, and one that came back showed down, until a client's command
 // happened to try it. The connection made is kept as a shared one.
 func (s *Server) probe(p *nodePool) {
-	if s.isClosed() || !p.probing.CompareAndSwap(false, true) {
-		return
-	}
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer p.probing.Store(false)
+	s.goUnlessRunning(&p.probing, func() {
 		p.sharedConn(2, 0) // the outcome is recorded in p
-	}()
+	})
 }
 
 // closeIdle closes the pool's connections that wait for nothing (a
