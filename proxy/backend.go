@@ -596,8 +596,14 @@ func (p *nodePool) markUp() {
 	}
 }
 
-// recover starts the pool's recoverer unless it runs.
+// recover starts the pool's recoverer unless it runs. A retired pool
+// gets none: nothing is routed to it, and a node removed for good would
+// be dialed for ever. A command that reaches it while it is down fails at
+// once; a view or a MOVED that names it again makes it live (and not down).
 func (s *Server) recover(p *nodePool) {
+	if !p.live() {
+		return
+	}
 	s.goUnlessRunning(&p.recovering, func() { s.recoverLoop(p) })
 }
 
@@ -641,7 +647,7 @@ func (s *Server) recoverLoop(p *nodePool) {
 			return
 		case <-t.C:
 		}
-		if !p.served() || !p.down.Load() {
+		if !p.live() || !p.down.Load() {
 			return // the cluster view has taken over, or a dial got through
 		}
 		nc, err := p.handshake(ctx, 2, true)
@@ -671,28 +677,18 @@ func (s *Server) recoverLoop(p *nodePool) {
 	}
 }
 
-// markDownAgain records another failed attempt of the recoverer. p.mu is
-// held.
+// markDownAgain records another failed attempt to reach the node. An
+// outage logs one warning, at its first failure, and "node reachable
+// again" at its end: the attempts in between fail in ways that vary
+// without news (a timeout names a new local port each time, and a host
+// that is gone answers "no route to host" and timeouts by turns). INFO
+// shows the last error and the count. p.mu is held.
 func (p *nodePool) markDownAgain(err error) {
 	p.errors.Add(1)
-	if p.lastErr == nil || failureKind(p.lastErr) != failureKind(err) {
+	if p.lastErr == nil {
 		p.srv.log.Warn("node unreachable", "node", p.addr, "err", err)
 	}
 	p.lastErr = err
-}
-
-// failureKind names what a failed dial or handshake ran into, so that an
-// outage logs once: the text of a timeout names the local port, which
-// changes with every attempt.
-func failureKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, errNotAnswering), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "refused"
-	}
-	return err.Error()
 }
 
 // handshake dials the node and sends AUTH and HELLO as needed, and PING

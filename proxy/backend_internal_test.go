@@ -1,10 +1,12 @@
 package proxy
 
 import (
-	"errors"
+	"bytes"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,30 +68,68 @@ func TestRefusalBeforeFirstSend(t *testing.T) {
 	}
 }
 
-// TestFailureKind: the failures of one outage log once although their
-// texts differ (a timeout's names the local port of each attempt).
-func TestFailureKind(t *testing.T) {
+// TestOutageLogsOnce: the failures of one outage log one warning,
+// however their texts differ (a timeout names the local port of each
+// attempt; a host that is gone answers "no route to host" and timeouts by
+// turns), and the next outage, after the node was reachable, logs again.
+func TestOutageLogsOnce(t *testing.T) {
 	timeoutAt := func(port int) error {
 		return &net.OpError{Op: "read", Net: "tcp",
 			Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port},
 			Addr:   &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7001}, Err: os.ErrDeadlineExceeded}
 	}
-	refusedAt := func(port int) error {
-		return &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port},
-			Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
+	dialErr := func(errno syscall.Errno) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7001},
+			Err: &os.SyscallError{Syscall: "connect", Err: errno}}
 	}
-	for _, tc := range []struct {
-		a, b error
-		same bool
-	}{
-		{timeoutAt(40001), timeoutAt(40002), true},
-		{errNotAnswering, timeoutAt(40002), true},
-		{refusedAt(7001), refusedAt(7001), true},
-		{timeoutAt(40001), refusedAt(7001), false},
-		{errors.New("node refused the handshake: WRONGPASS"), refusedAt(7001), false},
-	} {
-		if got := failureKind(tc.a) == failureKind(tc.b); got != tc.same {
-			t.Errorf("same failure(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.same)
+	var log lockedBuffer
+	topo, err := NewStaticTopology([]string{"127.0.0.1:7001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// NodeTimeout paces the watchdog, whose idle probe would log too.
+	s, err := New(Options{Topology: topo, NodeTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := s.route.pool(0)
+	p.mu.Lock()
+	for i, err := range []error{dialErr(syscall.EHOSTUNREACH), timeoutAt(40001), dialErr(syscall.EHOSTUNREACH), timeoutAt(40002), dialErr(syscall.ECONNREFUSED)} {
+		p.markDownAgain(err)
+		if i == 0 {
+			p.down.Store(true)
 		}
 	}
+	p.markUp()
+	p.markDownAgain(timeoutAt(40003))
+	p.mu.Unlock()
+	out := log.String()
+	if n := strings.Count(out, "node unreachable"); n != 2 {
+		t.Errorf("%d 'node unreachable' lines for two outages, want 2:\n%s", n, out)
+	}
+	if n := strings.Count(out, "node reachable again"); n != 1 {
+		t.Errorf("%d 'node reachable again' lines, want 1:\n%s", n, out)
+	}
+	if got := p.errors.Load(); got != 6 {
+		t.Errorf("errors = %d, want 6", got)
+	}
+}
+
+// lockedBuffer is a log destination safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

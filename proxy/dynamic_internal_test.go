@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"errors"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -243,5 +245,61 @@ func TestClaimByUnknownMember(t *testing.T) {
 	r.applyTable(tableFromView(v))
 	if d := r.byAddr["d:1"]; r.pool(d).getState() != poolDead {
 		t.Fatalf("the dead owner's pool is %v, want dead (CLUSTERDOWN)", r.pool(d).getState())
+	}
+}
+
+// TestRetiredPoolNotRedialled: a node that failed while it was a member
+// and was then retired (drained, then removed for good) is not dialed
+// again in the background: its recoverer stops, where it used to dial the
+// gone address every RedialBackoff for as long as the proxy ran. A view
+// that names it again revives it.
+func TestRetiredPoolNotRedialled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close() // connections to it are refused
+	view := func(st cluster.State) *cluster.View {
+		return &cluster.View{Self: "ff", Slots: new([cluster.NumSlots]cluster.SlotOwner),
+			Members: []cluster.Member{{ID: "1", Role: cluster.RoleNode, Addr: gone, State: st}}}
+	}
+	s, err := New(Options{Cluster: &fixedSource{view(cluster.StateAlive)}, RedialBackoff: 5 * time.Millisecond,
+		NodeTimeout: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.route
+	r.applyTable(tableFromView(view(cluster.StateAlive)))
+	p := r.pool(r.byAddr[gone])
+	if _, err := p.sharedConn(2, 0); err == nil {
+		t.Fatal("dial to a closed port succeeded")
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	waitFor("the live pool's recoverer never retried", func() bool { return p.errors.Load() >= 3 })
+	r.applyTable(tableFromView(view(cluster.StateDead)))
+	if st := p.getState(); st != poolRetired {
+		t.Fatalf("the dead member without slots is %v, want retired", st)
+	}
+	waitFor("the retired pool's recoverer still runs", func() bool { return !p.recovering.Load() })
+	before := p.errors.Load()
+	time.Sleep(50 * time.Millisecond) // ten backoffs
+	if n := p.errors.Load() - before; n != 0 {
+		t.Errorf("%d dials to the retired node after its recoverer stopped", n)
+	}
+	if _, err := p.sharedConn(2, 0); !errors.Is(err, errNodeDown) || p.recovering.Load() {
+		t.Errorf("a straggler to the retired node: err %v, recoverer started %v", err, p.recovering.Load())
+	}
+	r.applyTable(tableFromView(view(cluster.StateAlive)))
+	if st := p.getState(); st != poolLive || p.down.Load() {
+		t.Errorf("named again by the view: %v, down %v", st, p.down.Load())
 	}
 }
