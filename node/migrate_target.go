@@ -216,8 +216,9 @@ func (m *migrator) install(in *incoming, epoch uint64) error {
 		ks.RLock()
 		sh := ks.Shard(sl)
 		sh.Lock()
-		ks.Flush(sh) // leftovers of a slot this node does not serve
-		m.s.logDrop(sl)
+		if ks.Flush(sh) > 0 { // leftovers of a slot this node does not serve
+			m.s.logDrop(sl)
+		}
 		for _, k := range bySlot[sl] {
 			ks.Set(sh, []byte(k), in.staged[k])
 			m.s.logInstall(sl, k, in.staged[k])
@@ -230,8 +231,7 @@ func (m *migrator) install(in *incoming, epoch uint64) error {
 			ks.RLock()
 			sh := ks.Shard(sl)
 			sh.Lock()
-			if m.s.ownerRefusal(sl) != "" {
-				ks.Flush(sh)
+			if m.s.ownerRefusal(sl) != "" && ks.Flush(sh) > 0 {
 				m.s.logDrop(sl)
 			}
 			sh.Unlock()

@@ -327,3 +327,35 @@ func TestAOFMisconf(t *testing.T) {
 		t.Error("a write refused with MISCONF was stored")
 	}
 }
+
+// TestAOFRestartLogsNoEmptyDrops: a node of a cluster drops the slots it
+// does not own when it starts; for empty slots that is nothing to log. It
+// used to log a drop record for each of them at every start, so the log
+// of an idle node grew by one record per slot not owned each restart.
+func TestAOFRestartLogsNoEmptyDrops(t *testing.T) {
+	dir := t.TempDir()
+	start := func() (string, func()) {
+		_, addr, stop := nodetest.Start(t, node.Options{Ownership: threeNodes("127.0.0.1:1"),
+			AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)
+		return addr, stop
+	}
+	addr, stop := start()
+	c := dial(t, addr, 2)
+	key := keyIn("k", 0, 5460)
+	expect(t, c, "OK", "SET", key, "v")
+	stop()
+	var sizes []int64
+	for range 3 {
+		addr, stop := start()
+		expect(t, dial(t, addr, 2), "v", "GET", key)
+		stop()
+		st, err := os.Stat(logFile(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, st.Size())
+	}
+	if sizes[0] != sizes[1] || sizes[1] != sizes[2] {
+		t.Errorf("log sizes after idle restarts %v, want no growth", sizes)
+	}
+}
