@@ -381,7 +381,13 @@ type nodePool struct {
 	down       atomic.Bool
 	probing    atomic.Bool // the watchdog's connection attempt is running
 	recovering atomic.Bool // recoverLoop runs
+	verifying  atomic.Bool // verifyDead's check runs
 	lastErr    error
+	// viewDead: the last cluster view says the node is dead (stored
+	// under routing.mu); doubted: the proxy reached it since, so it is
+	// served all the same (see verifyDead; guarded by routing.mu).
+	viewDead atomic.Bool
+	doubted  bool
 	// state is the pool's poolState (dynamic.go): anything but live
 	// fails commands at once with CLUSTERDOWN.
 	state atomic.Uint32
@@ -529,6 +535,11 @@ func (p *nodePool) dialLocked(proto int) (*nodeConn, error) {
 // watchdog cut off, and starts the recoverer. p.mu is held.
 func (p *nodePool) markDown(err error) {
 	p.down.Store(true)
+	if p.viewDead.Load() {
+		// Served only because it answered when gossip declared it
+		// dead: the verdict is checked again, and followed now.
+		p.srv.verifyDead(p)
+	}
 	if err != nil {
 		p.markDownAgain(err)
 	} else if p.lastErr == nil {

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,6 +195,59 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 		}
 		p.closeIdle()
 	}
+}
+
+// verifyDead checks, in the background, a node the cluster view has just
+// declared dead while the proxy knew of no failure: it dials the node and
+// sends PING, within DialTimeout. If the node does not answer and the view
+// still says dead, the pool goes dead (its slots answer CLUSTERDOWN). If it
+// answers, the proxy keeps serving it and does not ask again while the
+// view says dead, until the proxy's own failure detection (a failed dial,
+// --node-timeout) finds it down: then it asks once more (markDown). The node serves its own
+// slots whatever gossip says of it, so a working connection is the better
+// witness; a false verdict used to fail the slots of a healthy node until
+// gossip took it back.
+func (s *Server) verifyDead(p *nodePool) {
+	s.goUnlessRunning(&p.verifying, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		nc, err := p.handshake(ctx, 2, true)
+		r := s.route
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !p.viewDead.Load() || p.getState() == poolDead || s.isClosed() {
+			if nc != nil {
+				nc.Close()
+			}
+			return // a later view, or the proxy's own verdict, decided
+		}
+		if err != nil && !errors.Is(err, errNodeFull) {
+			p.doubted = false
+			r.setPoolState(p, poolDead)
+			return
+		}
+		s.log.Info("the cluster view says the node is dead, but it answers the proxy; its slots are still served", "node", p.addr)
+		p.doubted = true
+		if nc == nil {
+			return // full (maxclients): up all the same
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if c := p.shared[0][0]; c != nil && !c.isBroken() {
+			nc.Close()
+			return
+		}
+		if c, err := p.attachLocked(nc, 2); err == nil {
+			p.shared[0][0] = c
+		}
+	})
 }
 
 // noteMoved records that slot is served at addr (a MOVED reply) and asks

@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,6 +162,7 @@ func TestViewStates(t *testing.T) {
 	owners := map[uint16]cluster.SlotOwner{0: {Owner: "1", Epoch: 1}, 1: {Owner: "2", Epoch: 1}}
 	r.applyTable(tableFromView(testView(owners, cluster.StateAlive, cluster.StateDead)))
 	a, b := r.byAddr["a:1"], r.byAddr["b:1"]
+	waitPoolState(t, r.pool(b), poolDead) // once the proxy failed to reach it too
 	if r.pool(a).getState() != poolLive || r.pool(b).getState() != poolDead || r.ownerOf(1) != b {
 		t.Fatalf("states %v %v, slot 1 at %d", r.pool(a).getState(), r.pool(b).getState(), r.ownerOf(1))
 	}
@@ -178,6 +181,7 @@ func TestViewStates(t *testing.T) {
 	}
 	// Suspect counts as up; left owning slots as dead.
 	r.applyTable(tableFromView(testView(owners, cluster.StateSuspect, cluster.StateLeft)))
+	waitPoolState(t, r.pool(b), poolDead)
 	if r.pool(a).getState() != poolLive || r.pool(b).getState() != poolDead {
 		t.Errorf("suspect %v, left %v", r.pool(a).getState(), r.pool(b).getState())
 	}
@@ -243,9 +247,95 @@ func TestClaimByUnknownMember(t *testing.T) {
 	v = testView(owners)
 	v.Members = append(v.Members, cluster.Member{ID: "4", Role: cluster.RoleNode, Addr: "d:1", State: cluster.StateDead})
 	r.applyTable(tableFromView(v))
-	if d := r.byAddr["d:1"]; r.pool(d).getState() != poolDead {
-		t.Fatalf("the dead owner's pool is %v, want dead (CLUSTERDOWN)", r.pool(d).getState())
+	waitPoolState(t, r.pool(r.byAddr["d:1"]), poolDead)
+}
+
+// waitPoolState waits for p to be in state st: a pool the view declares
+// dead goes dead once the proxy has failed to reach it (verifyDead).
+func waitPoolState(t *testing.T, p *nodePool, st poolState) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); p.getState() != st; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool %s is %v, want %v", p.addr, p.getState(), st)
+		}
 	}
+}
+
+// TestViewDeadVerified: a view that declares dead a node the proxy can
+// reach does not fail its slots: the proxy asks the node, keeps serving it
+// while it answers, and does not ask again while the view says so. Once
+// the node is unreachable too, a view declaring it dead is followed.
+func TestViewDeadVerified(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var pings atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					for range bytes.Count(buf[:n], []byte("PING")) {
+						pings.Add(1)
+						c.Write([]byte("+PONG\r\n"))
+					}
+				}
+			}()
+		}
+	}()
+	view := func(st cluster.State) *cluster.View {
+		v := &cluster.View{Self: "ff", Slots: new([cluster.NumSlots]cluster.SlotOwner), Epoch: 1,
+			Members: []cluster.Member{{ID: "1", Role: cluster.RoleNode, Addr: addr, State: st}}}
+		v.Slots[0] = cluster.SlotOwner{Owner: "1", Epoch: 1}
+		return v
+	}
+	s, err := New(Options{Cluster: &fixedSource{view(cluster.StateAlive)}, NodeTimeout: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.route
+	r.applyTable(tableFromView(view(cluster.StateAlive)))
+	p := r.pool(r.byAddr[addr])
+	r.applyTable(tableFromView(view(cluster.StateDead)))
+	for deadline := time.Now().Add(5 * time.Second); pings.Load() == 0 || p.verifying.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the node declared dead was not asked")
+		}
+	}
+	if st := p.getState(); st != poolLive {
+		t.Fatalf("a node that answers PING is %v after the view declared it dead, want live", st)
+	}
+	r.applyTable(tableFromView(view(cluster.StateDead)))
+	time.Sleep(20 * time.Millisecond)
+	if n := pings.Load(); n != 1 || p.verifying.Load() {
+		t.Errorf("%d PINGs after a second view saying dead, want 1 (not asked again)", n)
+	}
+	// It comes back in the view, then goes for real: refused connections.
+	r.applyTable(tableFromView(view(cluster.StateAlive)))
+	ln.Close()
+	p.mu.Lock()
+	for i := range p.shared {
+		for _, c := range p.shared[i] {
+			if c != nil {
+				c.nc.Close()
+			}
+		}
+	}
+	p.mu.Unlock()
+	r.applyTable(tableFromView(view(cluster.StateDead)))
+	waitPoolState(t, p, poolDead)
 }
 
 // TestRetiredPoolNotRedialled: a node that failed while it was a member

@@ -112,6 +112,9 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 	defer r.mu.Unlock()
 	memberPool := make([]int32, len(t.members))
 	want := map[int]poolState{}
+	// suspected: dead by gossip's failure detection, not by a leave of
+	// its own (a node that left says so itself; no need to ask it).
+	suspected := map[int]bool{}
 	for i, m := range t.members {
 		memberPool[i] = noOwner
 		if m.role != roleNode || m.addr == "" {
@@ -127,6 +130,9 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 		// id): a live one wins.
 		if cur, ok := want[n]; !ok || st < cur {
 			want[n] = st
+		}
+		if m.state == stateDead {
+			suspected[n] = true
 		}
 	}
 	owned := map[int32]bool{}
@@ -166,6 +172,18 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 		default:
 			st = poolRetired
 		}
+		p.viewDead.Store(st == poolDead)
+		if st == poolDead && suspected[i] && p.getState() != poolDead && !p.down.Load() {
+			// The proxy knows of no failure, and gossip's verdict can
+			// be wrong: a member cut off declares the others dead, and
+			// says so as it rejoins, tens of milliseconds before they
+			// refute it. The node is asked first.
+			if !p.doubted {
+				r.srv.verifyDead(p)
+			}
+			continue
+		}
+		p.doubted = false
 		r.setPoolState(p, st)
 	}
 	r.table = t

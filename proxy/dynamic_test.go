@@ -186,15 +186,29 @@ func TestClusterFollowsView(t *testing.T) {
 	}
 }
 
-// TestClusterDeadNode: a node the view declares dead has its slots answer
-// CLUSTERDOWN at once (though the process still runs, the view decides),
-// its blocked clients are woken with an error, the other slots keep
-// working in the same pipelines; when it is alive again its slots are
-// served again, data and all.
+// TestClusterDeadNode: a node the view declares dead while the proxy
+// still reaches it keeps being served (gossip's verdict can be wrong: a
+// member cut off declares the others dead as it rejoins); once the proxy
+// cannot reach it either, its slots answer CLUSTERDOWN at once, its
+// blocked clients are woken with an error, the other slots keep working in
+// the same pipelines; when it is alive again its slots are served again,
+// data and all.
 func TestClusterDeadNode(t *testing.T) {
 	e := startViewEnv(t, 3, proxy.Options{})
+	var tab proxytest.Slots
+	tab.Assign(0, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	// Node 1 is reached through a relay that can cut it off.
+	direct := e.nodes[1]
+	relay := proxytest.NewRelay(t, direct)
+	e.nodes[1] = relay.Addr
+	e.src.Set(e.view(&tab, nil))
 	c := dial(t, e.addr, 2)
 	keys := []string{keyIn("a", 0, 5000), keyIn("b", 5600, 10000), keyIn("c", 11000, 16383)}
+	waitFor(t, "the node's slots to be served through the relay", promptly, func() bool {
+		return do(t, c, "SET", keys[1], "v-"+keys[1]).Text() == "OK" && strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=5461-10921,status=up")
+	})
 	for _, k := range keys {
 		do(t, c, "SET", k, "v-"+k)
 	}
@@ -202,12 +216,24 @@ func TestClusterDeadNode(t *testing.T) {
 	q := keyIn("q", 5600, 10000)
 	send(t, blocked, "BLPOP", q, "0")
 	got := receiveAsync(blocked)
-	waitBlocked(t, e.nodes[1], 1)
+	waitBlocked(t, direct, 1)
 
-	var tab proxytest.Slots
-	tab.Assign(0, 5460, e.ids[0], 1)
-	tab.Assign(5461, 10921, e.ids[1], 1)
-	tab.Assign(10922, 16383, e.ids[2], 1)
+	// Declared dead, but it answers: still served, its blocked client
+	// still blocked.
+	e.src.Set(e.view(&tab, map[int]cluster.State{1: cluster.StateDead}))
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if v := do(t, c, "GET", keys[1]); v.Text() != "v-"+keys[1] {
+			t.Fatalf("GET on a node declared dead that answers: %v", v)
+		}
+	}
+	select {
+	case v := <-got:
+		t.Fatalf("the blocked client got %v while its node answers", v)
+	default:
+	}
+
+	// Now it is gone for the proxy too.
+	relay.Cut()
 	e.src.Set(e.view(&tab, map[int]cluster.State{1: cluster.StateDead}))
 	if v := recvWithin(t, "the blocked client", got, promptly); !v.IsError() {
 		t.Errorf("blocked on a dead node: %v, want an error", v)
@@ -242,6 +268,9 @@ func TestClusterDeadNode(t *testing.T) {
 		t.Errorf("cluster_slots_served %s", got)
 	}
 
+	if err := relay.Heal(); err != nil {
+		t.Fatal(err)
+	}
 	e.src.Set(e.view(&tab, nil))
 	waitFor(t, "the node's slots to be served again", promptly, func() bool {
 		return do(t, c, "GET", keys[1]).Text() == "v-"+keys[1]

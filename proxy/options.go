@@ -72,7 +72,9 @@ type Options struct {
 	// ConnsPerNode is the number of shared pipelined connections per node
 	// and protocol version.
 	ConnsPerNode int
-	// DialTimeout bounds connecting to a node.
+	// DialTimeout bounds connecting to a node, and the check of a node
+	// the cluster view declares dead while the proxy knew of no failure
+	// (a dial and a PING: see verifyDead).
 	DialTimeout time.Duration
 	// NodeTimeout is how long a node may leave requests unanswered (with
 	// no bytes moving either way) before the proxy gives up on the
