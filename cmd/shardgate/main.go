@@ -106,7 +106,7 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		o.ReplaceAttr = readableJSON
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
-	return nil, fmt.Errorf("bad --log-format %q", l.format)
+	return nil, fmt.Errorf("bad --log-format %q (want text or json)", l.format)
 }
 
 // readableJSON writes durations ("5s") and named values (a member's role

@@ -120,7 +120,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts := d
 	var lf logFlags
 	var gf nodeGossipFlags
-	fs.StringVar(&opts.Addr, "addr", d.Addr, "RESP listen address (host:port)")
+	fs.Var((*hostPort)(&opts.Addr), "addr", "RESP listen address (`host:port`)")
 	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")

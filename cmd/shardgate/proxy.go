@@ -59,7 +59,7 @@ type proxyFlags struct {
 func (p *proxyFlags) register(fs *flag.FlagSet) {
 	d := proxy.DefaultOptions()
 	p.opts = d
-	fs.StringVar(&p.opts.Addr, "addr", d.Addr, "client listen address (host:port)")
+	fs.Var((*hostPort)(&p.opts.Addr), "addr", "client listen address (`host:port`)")
 	fs.StringVar(&p.crossSlot, "cross-slot", "strict", "multi-slot commands: strict (CROSSSLOT, as Redis Cluster) or split (MGET MSET DEL UNLINK EXISTS TOUCH split per node)")
 	fs.StringVar(&p.opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.StringVar(&p.opts.NodePassword, "node-password", "", "password the proxy sends with AUTH to every node")
@@ -67,14 +67,14 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, as Redis 7.0 (units: kb, mb, gb; at least 1mb)")
 	fs.Var((*byteSize)(&p.opts.ClientOutputLimit), "client-output-buffer-limit", "close a client whose unwritten replies exceed this many bytes (units: kb, mb, gb; 0: no limit)")
 	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
-	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node")
+	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node, and for checking one that gossip declares dead (dial and PING)")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
 	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
 	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "how often a node that is down (a failed connection, or no answer within --node-timeout) is tried again; meanwhile its slots answer CLUSTERDOWN")
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
 	fs.StringVar(&p.opts.ClientAnnounce, "client-announce", "", "address (host:port) CLUSTER SLOTS/SHARDS/NODES show for this proxy when it is the only one, for clients that reach it through an address it cannot see (a container's published port, NAT); empty: the address each client connected to")
 	fs.Uint64Var(&p.opts.SegmentBits, "segment-bits", d.SegmentBits, "bits per bitmap segment: a power of two from 4096 (2^12) to 4294967296 (2^32)")
-	fs.StringVar(&p.opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address (host:port); empty: off")
+	fs.Var((*hostPort)(&p.opts.MetricsAddr), "metrics", "serve Prometheus metrics on this address (`host:port`); empty: off")
 	fs.IntVar(&p.procs, "procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. 1 is cheapest per request where the proxy shares a small machine with its nodes and load generator")
 }
 
@@ -372,7 +372,20 @@ func newExit(err error) int {
 // kb/mb/gb forms powers of 1024, as in redis.conf).
 type byteSize int64
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+// String gives the size in the largest binary unit that divides it, as
+// the flags' defaults are written in the README (64mb, 1gb).
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}} {
+		if n != 0 && n%u.mul == 0 {
+			return strconv.FormatInt(n/u.mul, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
 
 func (b *byteSize) Set(v string) error {
 	s := strings.ToLower(strings.TrimSpace(v))
@@ -403,4 +416,25 @@ func reachableHostPort(a string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsUnspecified()
+}
+
+// hostPort is a host:port flag, checked as it is parsed so that a typo is
+// a usage error (exit status 2) rather than a failed listen later. Empty
+// is accepted: for the flags that take it, it means off.
+type hostPort string
+
+func (h *hostPort) String() string { return string(*h) }
+
+func (h *hostPort) Set(v string) error {
+	if v != "" {
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return fmt.Errorf("want host:port: %v", err)
+		}
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("bad port %q in %q", port, v)
+		}
+	}
+	*h = hostPort(v)
+	return nil
 }
