@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // The blocking list commands and CLIENT UNBLOCK (see blocking.go for the
@@ -308,8 +309,8 @@ func (s *Server) cmdClientUnblock(c *client, args [][]byte) {
 	state := waitUnblockTimeout
 	if len(args) == 4 {
 		switch {
-		case equalFoldASCII(args[3], "timeout"):
-		case equalFoldASCII(args[3], "error"):
+		case equalFoldASCII(slots.CString(args[3]), "timeout"):
+		case equalFoldASCII(slots.CString(args[3]), "error"):
 			state = waitUnblockError
 		default:
 			c.w.Error(resp.ErrUnblockReason)

@@ -3,6 +3,7 @@ package node
 import (
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // CLIENT subcommands: ID, SETNAME, GETNAME, LIST, INFO, KILL, NO-EVICT,
@@ -152,12 +153,12 @@ func (s *Server) cmdClientNoEvict(c *client, args [][]byte) {
 // nothing while replies are OFF.
 func (s *Server) cmdClientReply(c *client, args [][]byte) {
 	switch {
-	case equalFoldASCII(args[2], "on"):
+	case equalFoldASCII(slots.CString(args[2]), "on"):
 		c.reply = replyOn
 		c.w.OK()
-	case equalFoldASCII(args[2], "off"):
+	case equalFoldASCII(slots.CString(args[2]), "off"):
 		c.reply = replyOff
-	case equalFoldASCII(args[2], "skip"):
+	case equalFoldASCII(slots.CString(args[2]), "skip"):
 		if c.reply != replyOff {
 			c.reply = replySkipNext
 		}

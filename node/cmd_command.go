@@ -195,15 +195,15 @@ func (s *Server) cmdCommandList(c *client, args [][]byte) {
 	keep := func(*slots.Command) bool { return true }
 	switch {
 	case len(args) == 2:
-	case len(args) == 5 && bytes.EqualFold(args[2], []byte("filterby")):
+	case len(args) == 5 && bytes.EqualFold(slots.CString(args[2]), []byte("filterby")):
 		what, val := args[3], args[4]
 		switch {
-		case bytes.EqualFold(what, []byte("module")):
+		case bytes.EqualFold(slots.CString(what), []byte("module")):
 			keep = func(*slots.Command) bool { return false } // no modules
-		case bytes.EqualFold(what, []byte("aclcat")):
+		case bytes.EqualFold(slots.CString(what), []byte("aclcat")):
 			cat, ok := aclCategory(val)
 			keep = func(cmd *slots.Command) bool { return ok && cmd.ACL&cat != 0 }
-		case bytes.EqualFold(what, []byte("pattern")):
+		case bytes.EqualFold(slots.CString(what), []byte("pattern")):
 			// Redis matches without case; names are lower case.
 			pat := bytes.ToLower(val)
 			keep = func(cmd *slots.Command) bool { return engine.MatchString(pat, cmd.FullName) }

@@ -37,3 +37,24 @@ func TestDiffOptionsAsCStrings(t *testing.T) {
 		cs("SET", "{t}f", "1"), cs("INCRBYFLOAT", "{t}f", "2\x00"), cs("INCRBY", "{t}f", "2\x00"), cs("EXPIRE", "{t}f", "10\x00"),
 	})
 }
+
+// TestDiffConnOptionsAsCStrings: the connection and server commands read
+// their keywords up to the first NUL as well (strcasecmp), and the errors
+// that echo an argument stop there (%s), while names looked up in a table
+// (a user, a config parameter) must match whole.
+func TestDiffConnOptionsAsCStrings(t *testing.T) {
+	p := difftest.Start(t)
+	runConnSteps(t, p.NewConn(t), []connStep{
+		cs("CLIENT", "LIST", "TYPE", "a\x00b"), cs("CLIENT", "LIST", "TYPE\x00", "bogus"),
+		cs("CLIENT", "KILL", "TYPE\x00z", "pubsub"), cs("CLIENT", "KILL", "TYPE", "pubsub\x00x"),
+		cs("CLIENT", "KILL", "TYPE", "a\x00b"), cs("CLIENT", "KILL", "USER", "a\x00b"),
+		cs("CLIENT", "KILL", "USER", "default\x00"), cs("CLIENT", "KILL", "ID", "999", "SKIPME\x00", "no\x00x"),
+		cs("HELLO", "3", "a\x00b"), cs("HELLO", "2", "SETNAME\x00q", "nm", "bogus"), cs("CLIENT", "GETNAME"),
+		cs("CONFIG", "SET", "a\x00b", "1"), cs("CONFIG", "SET", "maxclients\x00", "100"),
+		cs("CLIENT", "NO-EVICT", "on\x00x"), cs("CLIENT", "NO-EVICT", "of\x00f"),
+		cs("CLIENT", "UNBLOCK", "12345", "TIMEOUT\x00"), cs("CLIENT", "UNBLOCK", "12345", "ERR\x00OR"),
+		cs("COMMAND", "LIST", "FILTERBY\x00", "PATTERN\x00", "getd*"),
+		cs("CLUSTER", "REPLICAS", "a\x00b"), cs("CLUSTER", "COUNT-FAILURE-REPORTS", "a\x00b"),
+		cs("CLIENT", "REPLY", "on\x00x"), cs("PING"),
+	})
+}

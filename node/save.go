@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/internal/servercmd"
 	"github.com/shardgate/shardgate/node/aof"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // BGREWRITEAOF, BGSAVE, SAVE, LASTSAVE and SHUTDOWN, and the automatic
@@ -330,7 +331,7 @@ func (s *Server) cmdBgrewriteaof(c *client, args [][]byte) {
 func (s *Server) cmdBgsave(c *client, args [][]byte) {
 	schedule := false
 	if len(args) > 1 {
-		if len(args) > 2 || !equalFoldASCII(args[1], "schedule") {
+		if len(args) > 2 || !equalFoldASCII(slots.CString(args[1]), "schedule") {
 			c.w.Error(resp.ErrSyntax)
 			return
 		}

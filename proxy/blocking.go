@@ -630,7 +630,7 @@ func cmdClientUnblock(c *client, args [][]byte) {
 	}
 	var mode []byte
 	if len(args) == 4 {
-		if !slots.EqualFold("timeout", args[3]) && !slots.EqualFold("error", args[3]) {
+		if !slots.EqualFold("timeout", slots.CString(args[3])) && !slots.EqualFold("error", slots.CString(args[3])) {
 			c.local.Error(resp.ErrUnblockReason)
 			reply()
 			return

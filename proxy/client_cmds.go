@@ -55,12 +55,12 @@ func cmdClientGetName(c *client, _ [][]byte) {
 // the mode to the ops that follow.
 func cmdClientReply(c *client, args [][]byte) {
 	switch {
-	case slots.EqualFold("on", args[2]):
+	case slots.EqualFold("on", slots.CString(args[2])):
 		c.reply = replyOn
 		c.local.OK()
-	case slots.EqualFold("off", args[2]):
+	case slots.EqualFold("off", slots.CString(args[2])):
 		c.reply = replyOff
-	case slots.EqualFold("skip", args[2]):
+	case slots.EqualFold("skip", slots.CString(args[2])):
 		if c.reply != replyOff {
 			c.reply = replySkipNext
 		}

@@ -268,6 +268,12 @@ func TestProxyViewsRefusedInMulti(t *testing.T) {
 			t.Errorf("EXEC after %v: %v", cmd, v)
 		}
 	}
+	// A wrong arity is reported as Redis reports it while queueing.
+	do(t, c, "MULTI")
+	if v := do(t, c, "CLUSTER", "INFO", "extra"); v.Text() != "ERR wrong number of arguments for 'cluster|info' command" {
+		t.Errorf("CLUSTER INFO extra inside MULTI: %v", v)
+	}
+	do(t, c, "DISCARD")
 }
 
 // TestHTTPRequestDropped: like Redis, the proxy closes a connection that

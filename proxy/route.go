@@ -111,6 +111,10 @@ func (c *client) handleCommand(args [][]byte) {
 		// The proxy's own views cannot be queued in a node's
 		// transaction.
 		if c.multi != nil {
+			if cmd != nil && refusal != "" {
+				c.rejectCmd(cmd, refusal) // arity first, as Redis checks it as it queues
+				return
+			}
 			c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, "cluster|"+string(lower(args[1]))))
 			return
 		}

@@ -83,7 +83,11 @@ func xreadKeys(args [][]byte, dst []int) []int {
 	return dst
 }
 
-// cString is b as C code sees it: up to its first NUL.
+// CString is b as C code sees it: up to its first NUL. Redis compares
+// keyword arguments with strcasecmp and formats them with %s, so both
+// stop there.
+func CString(b []byte) []byte { return cString(b) }
+
 func cString(b []byte) []byte {
 	for i, c := range b {
 		if c == 0 {

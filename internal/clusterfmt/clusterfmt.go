@@ -173,7 +173,7 @@ func WriteMyID(w *resp.Writer, l *Layout) {
 // Redis's error; ids compare byte for byte, as Redis's node table does.
 func WriteReplicas(w *resp.Writer, l *Layout, id []byte) {
 	if !l.knows(id) {
-		w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+		w.Error(fmt.Sprintf(resp.ErrUnknownNode, resp.CString(id, len(id))))
 		return
 	}
 	w.Array(0)
@@ -196,7 +196,7 @@ func (l *Layout) knows(id []byte) bool {
 // there are never reports to count.
 func WriteCountFailureReports(w *resp.Writer, l *Layout, id []byte) {
 	if !l.knows(id) {
-		w.Error(fmt.Sprintf(resp.ErrUnknownNode, id))
+		w.Error(fmt.Sprintf(resp.ErrUnknownNode, resp.CString(id, len(id))))
 		return
 	}
 	w.Int(0)

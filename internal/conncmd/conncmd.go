@@ -74,14 +74,14 @@ func Hello(w *resp.Writer, c Conn, args [][]byte, requirePass string) {
 	for j := 2; j < len(args); j++ {
 		more := len(args) - 1 - j
 		switch opt := args[j]; {
-		case slots.EqualFold("auth", opt) && more >= 2:
+		case slots.EqualFold("auth", slots.CString(opt)) && more >= 2:
 			if !CheckPassword(requirePass, args[j+1], args[j+2]) {
 				w.Error(resp.ErrWrongPass)
 				return
 			}
 			c.SetAuthed(true)
 			j += 2
-		case slots.EqualFold("setname", opt) && more >= 1:
+		case slots.EqualFold("setname", slots.CString(opt)) && more >= 1:
 			if !redisinfo.ValidName(args[j+1]) {
 				w.Error(resp.ErrClientName)
 				return
@@ -89,7 +89,7 @@ func Hello(w *resp.Writer, c Conn, args [][]byte, requirePass string) {
 			c.SetName(args[j+1])
 			j++
 		default:
-			w.Error(fmt.Sprintf(resp.ErrHelloOption, opt))
+			w.Error(fmt.Sprintf(resp.ErrHelloOption, slots.CString(opt)))
 			return
 		}
 	}

@@ -89,7 +89,7 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 		name := string(pairs[i])
 		p := t.Lookup(name)
 		if p == nil && !IsRedisName(name) {
-			w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, name))
+			w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, resp.CString([]byte(name), len(name))))
 			return
 		}
 		if p == nil || p.Check == nil {

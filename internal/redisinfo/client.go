@@ -44,13 +44,13 @@ const (
 // ParseType reads a TYPE argument as Redis's getClientTypeByName.
 func ParseType(b []byte) (ClientType, bool) {
 	switch {
-	case slots.EqualFold("normal", b):
+	case slots.EqualFold("normal", slots.CString(b)):
 		return Normal, true
-	case slots.EqualFold("slave", b), slots.EqualFold("replica", b):
+	case slots.EqualFold("slave", slots.CString(b)), slots.EqualFold("replica", slots.CString(b)):
 		return Replica, true
-	case slots.EqualFold("pubsub", b):
+	case slots.EqualFold("pubsub", slots.CString(b)):
 		return PubSub, true
-	case slots.EqualFold("master", b):
+	case slots.EqualFold("master", slots.CString(b)):
 		return Master, true
 	}
 	return 0, false
@@ -69,13 +69,13 @@ func ParseList(args [][]byte) (f ListFilter, errMsg string) {
 	f.Type = AnyType
 	switch {
 	case len(args) == 2:
-	case len(args) == 4 && slots.EqualFold("type", args[2]):
+	case len(args) == 4 && slots.EqualFold("type", slots.CString(args[2])):
 		t, ok := ParseType(args[3])
 		if !ok {
-			return f, fmt.Sprintf(resp.ErrUnknownClientType, args[3])
+			return f, fmt.Sprintf(resp.ErrUnknownClientType, slots.CString(args[3]))
 		}
 		f.Type = t
-	case len(args) > 3 && slots.EqualFold("id", args[2]):
+	case len(args) > 3 && slots.EqualFold("id", slots.CString(args[2])):
 		f.IDs = make([]int64, 0, len(args)-3)
 		for _, a := range args[3:] {
 			id, ok := resp.ParseInt(a)
@@ -116,31 +116,31 @@ func ParseKill(args [][]byte) (f KillFilter, errMsg string) {
 		}
 		opt, val := args[i], args[i+1]
 		switch {
-		case slots.EqualFold("id", opt):
+		case slots.EqualFold("id", slots.CString(opt)):
 			v, ok := resp.ParseInt(val)
 			if !ok || v < 1 {
 				return f, resp.ErrClientIDRange
 			}
 			f.ID = v
-		case slots.EqualFold("type", opt):
+		case slots.EqualFold("type", slots.CString(opt)):
 			t, ok := ParseType(val)
 			if !ok {
-				return f, fmt.Sprintf(resp.ErrUnknownClientType, val)
+				return f, fmt.Sprintf(resp.ErrUnknownClientType, slots.CString(val))
 			}
 			f.Type = t
-		case slots.EqualFold("addr", opt):
+		case slots.EqualFold("addr", slots.CString(opt)):
 			f.Addr = val
-		case slots.EqualFold("laddr", opt):
+		case slots.EqualFold("laddr", slots.CString(opt)):
 			f.LAddr = val
-		case slots.EqualFold("user", opt):
+		case slots.EqualFold("user", slots.CString(opt)):
 			if string(val) != "default" {
-				return f, fmt.Sprintf(resp.ErrNoSuchUser, val)
+				return f, fmt.Sprintf(resp.ErrNoSuchUser, slots.CString(val))
 			}
-		case slots.EqualFold("skipme", opt):
+		case slots.EqualFold("skipme", slots.CString(opt)):
 			switch {
-			case slots.EqualFold("yes", val):
+			case slots.EqualFold("yes", slots.CString(val)):
 				f.SkipMe = true
-			case slots.EqualFold("no", val):
+			case slots.EqualFold("no", slots.CString(val)):
 				f.SkipMe = false
 			default:
 				return f, resp.ErrSyntax
@@ -255,9 +255,9 @@ func AppendLine(b []byte, l *Line) []byte {
 // ParseNoEvict reads CLIENT NO-EVICT's argument.
 func ParseNoEvict(b []byte) (on, ok bool) {
 	switch {
-	case slots.EqualFold("on", b):
+	case slots.EqualFold("on", slots.CString(b)):
 		return true, true
-	case slots.EqualFold("off", b):
+	case slots.EqualFold("off", slots.CString(b)):
 		return false, true
 	}
 	return false, false

@@ -20,15 +20,15 @@ func ParseShutdown(args [][]byte) (Shutdown, string) {
 	var o Shutdown
 	for _, a := range args[1:] {
 		switch {
-		case slots.EqualFold("nosave", a):
+		case slots.EqualFold("nosave", slots.CString(a)):
 			o.NoSave = true
-		case slots.EqualFold("save", a):
+		case slots.EqualFold("save", slots.CString(a)):
 			o.Save = true
-		case slots.EqualFold("now", a):
+		case slots.EqualFold("now", slots.CString(a)):
 			o.Now = true
-		case slots.EqualFold("force", a):
+		case slots.EqualFold("force", slots.CString(a)):
 			o.Force = true
-		case slots.EqualFold("abort", a):
+		case slots.EqualFold("abort", slots.CString(a)):
 			o.Abort = true
 		default:
 			return Shutdown{}, resp.ErrSyntax
