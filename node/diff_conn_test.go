@@ -240,6 +240,13 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "maxclients", "10", "maxclients", "20"),
 			cs("CONFIG", "SET", "maxclients", "10", "foo", "2"), cs("CONFIG", "SET", "foo", "1", "maxclients", "x"),
 			cs("CONFIG", "SET", "databases", "4"), cs("CONFIG", "SET", "cluster-enabled", "no"),
+			// Set to the value they have: accepted unless Redis calls the
+			// parameter immutable or protected.
+			cs("CONFIG", "SET", "maxmemory-policy", "noeviction"), cs("CONFIG", "SET", "maxmemory-policy", "NoEviction"),
+			cs("CONFIG", "SET", "appendfsync", "everysec", "timeout", "0"), cs("CONFIG", "SET", "hz", "10"),
+			cs("CONFIG", "SET", "databases", "16"), cs("CONFIG", "SET", "daemonize", "no"),
+			cs("CONFIG", "SET", "dbfilename", "dump.rdb"), cs("CONFIG", "SET", "dir", "/nonexistent"),
+			cs("CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory-policy", "noeviction"),
 			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"), cs("CONFIG", "REWRITE"), cs("CONFIG", "REWRITE", "x"), cs("config", "rewrite"),
 		}},
 	}

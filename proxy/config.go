@@ -44,8 +44,36 @@ func (s *Server) listenHostPort() (string, string) {
 	return redisconf.ListenHostPort(s.opts.Addr, s.Addr())
 }
 
-// cmdConfigSet answers CONFIG SET from the proxy's parameters.
-func cmdConfigSet(c *client, args [][]byte) { c.srv.config.Set(&c.local, args[2:]) }
+// cmdConfigSet answers CONFIG SET from the proxy's parameters. A node
+// parameter may only be "set" to the value it has (as on a node, where
+// Redis would change it but shardgate cannot): that value is asked of a
+// node first.
+func cmdConfigSet(c *client, args [][]byte) {
+	pairs := args[2:]
+	var ask [][]byte
+	if len(pairs)%2 == 0 {
+		for i := 0; i < len(pairs); i += 2 {
+			if c.srv.config.ValueDependent(string(pairs[i])) {
+				ask = append(ask, pairs[i])
+			}
+		}
+	}
+	if len(ask) == 0 {
+		c.srv.config.Set(&c.local, pairs)
+		return
+	}
+	r := c.forward(c.srv.anyNode(), append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...))
+	c.addMerge(func(c *client) {
+		t := append(redisconf.Table(nil), c.srv.config...)
+		if v := decodeReply(r.reply); !v.IsError() && len(v.Elems)%2 == 0 {
+			for i := 0; i < len(v.Elems); i += 2 {
+				val := string(v.Elems[i+1].Str)
+				t = append(t, redisconf.Param{Name: string(v.Elems[i].Str), Get: func() string { return val }})
+			}
+		}
+		t.Set(&c.w, pairs)
+	})
+}
 
 // cmdConfigGet asks a node and replaces its values of the proxy's own
 // parameters with the proxy's.

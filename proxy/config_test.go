@@ -115,8 +115,16 @@ func TestConfigThroughProxyLikeNode(t *testing.T) {
 			{"CONFIG", "SET", "maxclients", "0"},
 			{"CONFIG", "SET", "maxclients", "5", "MAXCLIENTS", "6"},
 			{"CONFIG", "SET", "maxclients", "5", "requirepass"},
-			{"CONFIG", "SET", "requirepass", "a", "appendonly", "no"},
+			{"CONFIG", "SET", "requirepass", "a", "appendonly", "yes"},
 			{"CONFIG", "SET", "maxclients"},
+			// To the value the node has: accepted, unless Redis calls
+			// the parameter immutable or protected.
+			{"CONFIG", "SET", "maxmemory-policy", "noeviction"},
+			{"CONFIG", "SET", "appendonly", "no", "maxmemory-policy", "NOEVICTION"},
+			{"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"},
+			{"CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory-policy", "noeviction"},
+			{"CONFIG", "SET", "databases", "16"},
+			{"CONFIG", "SET", "dir", "/nonexistent"},
 			{"CONFIG", "GET"},
 			{"CONFIG", "GET", "maxmemory*"},
 			{"CONFIG", "GET", "nosuch"},

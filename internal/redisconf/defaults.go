@@ -15,6 +15,20 @@ func IsRedisName(name string) bool {
 	return false
 }
 
+// redisImmutable are the parameters Redis 7.0.15 refuses to change at run
+// time whatever the value (CONFIG SET of each to its current value, on a
+// default redis-server), and redisProtected those it refuses while
+// enable-protected-configs is no, its default.
+var (
+	redisImmutable = []string{"aclfile", "always-show-logo", "aof_rewrite_cpulist", "appenddirname", "appendfilename",
+		"bgsave_cpulist", "bio_cpulist", "cluster-config-file", "cluster-enabled", "cluster-port", "daemonize",
+		"databases", "disable-thp", "enable-debug-command", "enable-module-command", "enable-protected-configs",
+		"io-threads", "io-threads-do-reads", "logfile", "pidfile", "rdbchecksum", "replicaof", "server_cpulist",
+		"set-proc-title", "slaveof", "socket-mark-id", "supervised", "syslog-enabled", "syslog-facility",
+		"syslog-ident", "tcp-backlog", "unixsocket", "unixsocketperm"}
+	redisProtected = []string{"dbfilename", "dir"}
+)
+
 // WithRedisDefaults returns t followed by every other parameter Redis
 // 7.0.15 knows, each reading Redis's default and immutable, except the
 // names in skip. A server serves what it really does in t; the rest are

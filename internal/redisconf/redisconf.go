@@ -92,8 +92,8 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 			w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, resp.CString([]byte(name), len(name))))
 			return
 		}
-		if p == nil || p.Check == nil {
-			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, resp.ConfigReasonImmutable))
+		if reason := refusal(p, name, string(pairs[i+1])); reason != "" {
+			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, reason))
 			return
 		}
 		for _, q := range params {
@@ -106,6 +106,10 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 	}
 	applies := make([]func(), len(params))
 	for i, p := range params {
+		if p.Check == nil {
+			applies[i] = func() {} // its current value (refusal)
+			continue
+		}
 		apply, reason := p.Check(string(pairs[2*i+1]))
 		if apply == nil {
 			// Value errors name the parameter as Redis spells it.
@@ -118,6 +122,35 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 		apply()
 	}
 	w.OK()
+}
+
+// ValueDependent reports whether CONFIG SET's answer for name depends on
+// a value t does not hold: a parameter of Redis's that t lacks and that
+// Redis changes at run time, which may be "set" to the value it has
+// elsewhere (a proxy asks its node for it and adds it to t).
+func (t Table) ValueDependent(name string) bool {
+	return t.Lookup(name) == nil && IsRedisName(name) &&
+		!containsFold(redisImmutable, name) && !containsFold(redisProtected, name)
+}
+
+// refusal is why CONFIG SET may not set name (p, nil if the server has no
+// such parameter) to value, or "" if it may. Redis refuses its immutable
+// parameters and, by default, its protected ones, whatever the value; a
+// parameter Redis changes at run time but this server cannot may still
+// be "set" to the value it has, as scripts and test harnesses do
+// (maxmemory-policy noeviction, appendonly no), which Redis accepts.
+func refusal(p *Param, name, value string) string {
+	switch {
+	case p != nil && p.Check != nil:
+		return ""
+	case containsFold(redisImmutable, name):
+		return resp.ConfigReasonImmutable
+	case containsFold(redisProtected, name):
+		return resp.ConfigReasonProtected
+	case p != nil && strings.EqualFold(strings.TrimSpace(value), p.Get()):
+		return ""
+	}
+	return resp.ConfigReasonImmutable
 }
 
 // Endpoint holds requirepass and maxclients, which other goroutines

@@ -99,6 +99,7 @@ const (
 	ErrConfigSetUnknown    = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
 	ErrConfigSetFailed     = "ERR CONFIG SET failed (possibly related to argument '%s') - %s"
 	ConfigReasonImmutable  = "can't set immutable config"
+	ConfigReasonProtected  = "can't set protected config"
 	ConfigReasonDuplicate  = "duplicate parameter"
 	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
