@@ -62,9 +62,18 @@ func (b *logBridge) Write(p []byte) (int, error) {
 		// the sockets: not a fault worth an operator's attention.
 		level = slog.LevelDebug
 	}
+	kind := floodKind(line)
+	if cause := networkCause(line); cause != "" && level >= slog.LevelWarn {
+		// A peer out of reach: failure detection's business, and no
+		// fault of this member. memberlist logs it from every loop that
+		// sends (pings, indirect pings, gossip, push-pull), several
+		// lines a second while a partition lasts; they share one
+		// budget.
+		level, kind = slog.LevelWarn, "network: "+cause
+	}
 	var attrs []any
 	if level >= slog.LevelWarn {
-		n, ok := b.admit(line)
+		n, ok := b.admit(kind)
 		if !ok {
 			return len(p), nil
 		}
@@ -79,10 +88,9 @@ func (b *logBridge) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// admit reports whether a line may be logged now and how many lines of
-// its kind were left out since the last one logged.
-func (b *logBridge) admit(line string) (suppressed int, ok bool) {
-	kind := floodKind(line)
+// admit reports whether a line of kind may be logged now and how many
+// lines of that kind were left out since the last one logged.
+func (b *logBridge) admit(kind string) (suppressed int, ok bool) {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -119,6 +127,16 @@ func floodKind(line string) string {
 		}
 		return r
 	}, line)
+}
+
+// networkCause is the network failure a line reports ("" if none).
+func networkCause(s string) string {
+	for _, c := range []string{"network is unreachable", "no route to host", "connection refused", "i/o timeout", "host is down"} {
+		if strings.Contains(s, c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // isKeyMismatch recognizes memberlist's complaints about members that

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log"
 	"log/slog"
 	"strings"
@@ -15,7 +16,9 @@ import (
 func TestLogBridge(t *testing.T) {
 	tests := []struct{ line, want string }{
 		{"[ERR] memberlist: Failed to send gossip to 1.2.3.4:7946: write udp: use of closed network connection", "level=DEBUG"},
-		{"[ERR] memberlist: Failed to send gossip to 1.2.3.4:7946: no route to host", "level=ERROR"},
+		{"[ERR] memberlist: Failed to send gossip to 1.2.3.4:7946: no route to host", "level=WARN"},
+		{"[ERR] memberlist: Failed to send UDP ping: write udp 10.0.0.2:7946->10.0.0.3:7946: sendto: network is unreachable", "level=WARN"},
+		{"[ERR] memberlist: msg type (9) not supported from=127.0.0.1:4000", "level=ERROR"},
 		{"[WARN] memberlist: Was able to connect to x over TCP but UDP probes failed", "level=WARN"},
 		{"[DEBUG] memberlist: Stream connection", "level=DEBUG"},
 		{"no prefix", "level=INFO"},
@@ -67,6 +70,33 @@ func TestLogBridgeFlood(t *testing.T) {
 	l.Printf("[ERR] memberlist: failed to receive: remote state is encrypted and encryption is not configured from=127.0.0.1:1")
 	if !strings.Contains(out.String(), "suppressed_similar=47") {
 		t.Errorf("first line of the next window does not count the 47 left out: %s", out.String())
+	}
+}
+
+// TestLogBridgeUnreachable: while a partition lasts, memberlist reports
+// the unreachable peers from each of its loops in differently worded
+// lines; they are warnings and share one flood budget.
+func TestLogBridgeUnreachable(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(1000, 0)
+	b := &logBridge{
+		log:    slog.New(slog.NewTextHandler(&out, nil)),
+		now:    func() time.Time { return now },
+		floods: map[string]*flood{},
+	}
+	l := log.New(b, "", 0)
+	for i := range 20 {
+		peer := fmt.Sprintf("10.0.0.%d:7946", 3+i%2)
+		l.Printf("[ERR] memberlist: Failed to send UDP ping: write udp 10.0.0.2:7946->%s: sendto: network is unreachable", peer)
+		l.Printf("[ERR] memberlist: Failed to send indirect UDP ping: write udp 10.0.0.2:7946->%s: sendto: network is unreachable", peer)
+		l.Printf("[ERR] memberlist: Failed to send gossip to %s: write udp 10.0.0.2:7946->%s: sendto: network is unreachable", peer, peer)
+		l.Printf("[ERR] memberlist: Push/Pull with node-%d failed: dial tcp %s: connect: network is unreachable", i, peer)
+	}
+	if n := strings.Count(out.String(), "\n"); n != floodBurst {
+		t.Errorf("%d lines for 80 unreachable reports in one window, want %d:\n%s", n, floodBurst, out.String())
+	}
+	if strings.Contains(out.String(), "level=ERROR") {
+		t.Errorf("unreachable peers logged as errors:\n%s", out.String())
 	}
 }
 
