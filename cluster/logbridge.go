@@ -62,6 +62,11 @@ func (b *logBridge) Write(p []byte) (int, error) {
 		// the sockets: not a fault worth an operator's attention.
 		level = slog.LevelDebug
 	}
+	if level == slog.LevelWarn && strings.Contains(line, "Refuting a dead message") {
+		// What a member restarted under its id says first: the others
+		// still hold its old incarnation's death. Routine.
+		level = slog.LevelInfo
+	}
 	kind := floodKind(line)
 	if cause := networkCause(line); cause != "" && level >= slog.LevelWarn {
 		// A peer out of reach: failure detection's business, and no

@@ -20,6 +20,8 @@ func TestLogBridge(t *testing.T) {
 		{"[ERR] memberlist: Failed to send UDP ping: write udp 10.0.0.2:7946->10.0.0.3:7946: sendto: network is unreachable", "level=WARN"},
 		{"[ERR] memberlist: msg type (9) not supported from=127.0.0.1:4000", "level=ERROR"},
 		{"[WARN] memberlist: Was able to connect to x over TCP but UDP probes failed", "level=WARN"},
+		{"[WARN] memberlist: Refuting a dead message (from: 0123abcd)", "level=INFO"},
+		{"[WARN] memberlist: Refuting a suspect message (from: 0123abcd)", "level=WARN"},
 		{"[DEBUG] memberlist: Stream connection", "level=DEBUG"},
 		{"no prefix", "level=INFO"},
 	}
