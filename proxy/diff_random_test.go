@@ -38,12 +38,11 @@ var proxyFamilies = []string{
 }
 
 // refusedInMulti says whether the proxy refuses a command inside MULTI by
-// design (resp.ErrProxyNotInMulti) where Redis queues it: the commands the
-// proxy answers itself about the client's connection (HELLO, AUTH, CLIENT
-// SETNAME/GETNAME/ID/REPLY/LIST/INFO/KILL/NO-EVICT/HELP) cannot run inside
-// the node's EXEC, which knows only the proxy's backend connection, and
-// the fan-out commands (DBSIZE, FLUSHALL, KEYS, SCAN, INFO ...) would see
-// one node only.
+// design (resp.ErrProxyNotInMulti) where Redis queues it: HELLO, AUTH,
+// CLIENT REPLY and KILL change the connection or the reply stream the
+// transaction's replies are spliced into (the other CLIENT subcommands
+// are queued: txLocalCommands), and the fan-out commands (DBSIZE,
+// FLUSHALL, KEYS, SCAN, INFO ...) would see one node only.
 func refusedInMulti(st difftest.Step, inMulti bool) bool {
 	if !inMulti {
 		return false
@@ -52,8 +51,7 @@ func refusedInMulti(st difftest.Step, inMulti bool) bool {
 	case "HELLO", "AUTH", "DBSIZE", "FLUSHALL", "FLUSHDB", "KEYS", "RANDOMKEY", "SCAN", "INFO":
 		return true
 	case "CLIENT":
-		return len(st.Args) > 1 && slices.Contains([]string{"SETNAME", "GETNAME", "ID", "REPLY", "LIST", "INFO", "KILL", "NO-EVICT", "HELP"},
-			strings.ToUpper(st.Args[1]))
+		return len(st.Args) > 1 && slices.Contains([]string{"REPLY", "KILL"}, strings.ToUpper(st.Args[1]))
 	case "CONFIG":
 		return len(st.Args) > 1 && slices.Contains([]string{"SET", "RESETSTAT"}, strings.ToUpper(st.Args[1]))
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 
@@ -36,6 +37,84 @@ type txState struct {
 	// casDirty: a watched key had changed when the first command in
 	// another slot was queued, so Redis would not have queued it.
 	casDirty bool
+	// locals are the proxy's own commands queued (txLocalCommands).
+	locals []txLocal
+}
+
+// txLocal is a command the proxy answers itself, queued in a transaction:
+// it runs when the node has run the rest (if it has: not after a WATCH
+// failed or EXECABORT), its reply put in its place among the node's.
+type txLocal struct {
+	at   int // its index among the transaction's replies
+	run  func(c *client, args [][]byte)
+	args [][]byte
+}
+
+// txLocalCommands are the proxy's own commands that may be queued in a
+// transaction: they answer from the proxy's state alone, into c.local,
+// and touch nothing a node holds. HELLO, AUTH, CLIENT REPLY/KILL and the
+// fan-outs (DBSIZE, KEYS, SCAN, FLUSHALL, INFO ...) are still refused:
+// the fan-outs would run on the transaction's one node only.
+var txLocalCommands = map[string]bool{
+	"client|id": true, "client|setname": true, "client|getname": true, "client|list": true,
+	"client|info": true, "client|no-evict": true, "client|help": true,
+	"readonly": true, "readwrite": true, "asking": true,
+}
+
+// queueLocal queues one of the proxy's own commands (txLocalCommands, or
+// a CLUSTER view) in the open transaction.
+func (c *client) queueLocal(run func(c *client, args [][]byte), args [][]byte) {
+	tx := c.multi
+	kept := make([][]byte, len(args)) // args live as long as the batch
+	for i, a := range args {
+		kept[i] = bytes.Clone(a)
+	}
+	tx.locals = append(tx.locals, txLocal{at: tx.n + len(tx.locals), run: run, args: kept})
+	if !tx.aborted && !tx.casDirty {
+		tx.listed++
+		c.listedMulti.Store(int32(tx.listed))
+	}
+	mark := len(c.local.B)
+	c.local.Simple("QUEUED")
+	c.addLocal(mark)
+	c.uncounted++ // counted if EXEC runs it
+}
+
+// spliceLocals makes the client's EXEC reply from the node's, exec: if
+// the transaction ran (an array), the queued local commands run now and
+// their replies go in their places. Anything else (nil after a WATCH,
+// an error) is the reply as it is, and the local commands do not run.
+func (c *client) spliceLocals(exec []byte, locals []txLocal) []byte {
+	if len(exec) < 4 || exec[0] != '*' || exec[1] == '-' {
+		return exec
+	}
+	nl := bytes.IndexByte(exec, '\n')
+	n, err := strconv.Atoi(string(exec[1 : nl-1]))
+	if err != nil {
+		return exec
+	}
+	out := append([]byte(nil), '*')
+	out = strconv.AppendInt(out, int64(n+len(locals)), 10)
+	out = append(out, "\r\n"...)
+	rest := exec[nl+1:]
+	li := 0
+	for k := 0; k < n+len(locals); k++ {
+		if li < len(locals) && locals[li].at == k {
+			// Run as when not queued, keeping only the reply bytes.
+			mark, nops := len(c.local.B), len(c.ops)
+			locals[li].run(c, locals[li].args)
+			out = append(out, c.local.B[mark:]...)
+			c.local.B, c.ops = c.local.B[:mark], c.ops[:nops]
+			li++
+			continue
+		}
+		l, err := resp.ReplyLen(rest)
+		if err != nil || l == 0 {
+			return exec // not what a node sends: pass it on untouched
+		}
+		out, rest = append(out, rest[:l]...), rest[l:]
+	}
+	return out
 }
 
 // txForwardable are the commands the proxy answers itself or spreads over
@@ -79,6 +158,10 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	// on the transaction's one node only: a partial FLUSHALL or a DBSIZE
 	// of one node, so they are refused like the proxy's own commands.
 	if (r.kind == routeLocal || r.kind == routeOps) && !txForwardable[r.cmd.FullName] {
+		if r.kind == routeLocal && txLocalCommands[r.cmd.FullName] {
+			c.queueLocal(r.handler, args)
+			return
+		}
 		c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, r.cmd.FullName))
 		return
 	}
@@ -151,6 +234,25 @@ func cmdExec(c *client, args [][]byte) {
 		return
 	}
 	c.discardTx()
+	if len(tx.locals) > 0 {
+		c.uncounted -= len(tx.locals) // run with EXEC
+		defer func() {
+			// The node's EXEC reply is the last op: the client gets it
+			// with the local replies spliced in.
+			last := &c.ops[len(c.ops)-1]
+			node := *last
+			if node.merge != nil {
+				return
+			}
+			*last = op{exec: node.exec, skip: node.skip, merge: func(c *client) {
+				exec := c.local.B[node.start:node.end]
+				if node.req != nil {
+					exec = node.req.reply
+				}
+				c.w.Raw(c.spliceLocals(exec, tx.locals))
+			}}
+		}()
+	}
 	node := c.srv.firstNode()
 	switch {
 	case tx.slot >= 0:

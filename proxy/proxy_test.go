@@ -3,11 +3,13 @@ package proxy_test
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 	"github.com/shardgate/shardgate/slots"
@@ -254,26 +256,73 @@ func TestDeadNodeFailsFastAndRecovers(t *testing.T) {
 	}
 }
 
-// TestProxyViewsRefusedInMulti: the proxy's own CLUSTER views and
-// READONLY cannot join a node's transaction, so they doom it.
-func TestProxyViewsRefusedInMulti(t *testing.T) {
+// TestProxyCommandsInMulti: the proxy's own commands (CLUSTER views,
+// CLIENT SETNAME/GETNAME/ID/INFO, READONLY ...) queued in a transaction
+// run when EXEC does, their replies in their places among the node's, as
+// one Redis would give them; after a WATCH failure nothing runs. The
+// fan-outs (DBSIZE ...) are still refused: they would see one node.
+func TestProxyCommandsInMulti(t *testing.T) {
 	cl := proxytest.Start(t, 3, proxy.Options{})
-	c := dial(t, cl.Addr, 2)
-	for _, cmd := range [][]string{{"CLUSTER", "SLOTS"}, {"READONLY"}} {
+	for _, proto := range []int{2, 3} {
+		c := dial(t, cl.Addr, proto)
+		id := do(t, c, "CLIENT", "ID").Int
+		myid := do(t, c, "CLUSTER", "MYID").Text()
+		for _, step := range [][]string{
+			{"MULTI"}, {"SET", "{k}a", "1"}, {"CLIENT", "SETNAME", "tx"}, {"GET", "{k}a"}, {"CLUSTER", "MYID"},
+			{"CLIENT", "GETNAME"}, {"READONLY"}, {"CLIENT", "ID"}, {"INCR", "{k}a"},
+		} {
+			want := "QUEUED"
+			if step[0] == "MULTI" {
+				want = "OK"
+			}
+			if v := do(t, c, step...); v.Text() != want {
+				t.Fatalf("RESP%d %v: %v", proto, step, v)
+			}
+		}
+		v := do(t, c, "EXEC")
+		want := []string{"OK", "OK", "1", myid, "tx", "OK", strconv.FormatInt(id, 10), "2"}
+		if len(v.Elems) != len(want) {
+			t.Fatalf("RESP%d EXEC: %v, want %q", proto, v, want)
+		}
+		for i, w := range want {
+			if got := v.Elems[i]; got.Text() != w && strconv.FormatInt(got.Int, 10) != w {
+				t.Errorf("RESP%d EXEC element %d: %v, want %s", proto, i, got, w)
+			}
+		}
+		// Only the proxy's own commands.
 		do(t, c, "MULTI")
-		if v := do(t, c, cmd...); !v.IsError() {
-			t.Errorf("%v inside MULTI: %v, want an error", cmd, v)
+		do(t, c, "CLIENT", "GETNAME")
+		if v := do(t, c, "EXEC"); len(v.Elems) != 1 || v.Elems[0].Text() != "tx" {
+			t.Errorf("RESP%d EXEC of CLIENT GETNAME alone: %v", proto, v)
+		}
+		// A WATCH that fails: EXEC is nil and the name stays.
+		other := dial(t, cl.Addr, 2)
+		do(t, c, "WATCH", "{k}a")
+		do(t, other, "SET", "{k}a", "changed")
+		do(t, c, "MULTI")
+		do(t, c, "CLIENT", "SETNAME", "lost")
+		do(t, c, "GET", "{k}a")
+		if v := do(t, c, "EXEC"); !isNull(v) {
+			t.Errorf("RESP%d EXEC after the watched key changed: %v, want nil", proto, v)
+		}
+		if v := do(t, c, "CLIENT", "GETNAME"); v.Text() != "tx" {
+			t.Errorf("RESP%d the name after a failed EXEC: %v, want tx", proto, v)
+		}
+		// Fan-outs stay refused, and doom the transaction.
+		do(t, c, "MULTI")
+		if v := do(t, c, "DBSIZE"); v.Text() != fmt.Sprintf(resp.ErrProxyNotInMulti, "dbsize") {
+			t.Errorf("RESP%d DBSIZE inside MULTI: %v", proto, v)
 		}
 		if v := do(t, c, "EXEC"); v.Text() != "EXECABORT Transaction discarded because of previous errors." {
-			t.Errorf("EXEC after %v: %v", cmd, v)
+			t.Errorf("RESP%d EXEC after DBSIZE: %v", proto, v)
 		}
+		// A wrong arity is reported as Redis reports it while queueing.
+		do(t, c, "MULTI")
+		if v := do(t, c, "CLUSTER", "INFO", "extra"); v.Text() != "ERR wrong number of arguments for 'cluster|info' command" {
+			t.Errorf("RESP%d CLUSTER INFO extra inside MULTI: %v", proto, v)
+		}
+		do(t, c, "DISCARD")
 	}
-	// A wrong arity is reported as Redis reports it while queueing.
-	do(t, c, "MULTI")
-	if v := do(t, c, "CLUSTER", "INFO", "extra"); v.Text() != "ERR wrong number of arguments for 'cluster|info' command" {
-		t.Errorf("CLUSTER INFO extra inside MULTI: %v", v)
-	}
-	do(t, c, "DISCARD")
 }
 
 // TestHTTPRequestDropped: like Redis, the proxy closes a connection that

@@ -108,14 +108,14 @@ func (c *client) handleCommand(args [][]byte) {
 	// CLIENT LIST's cmd= is the last command looked up, rejected or not.
 	c.lastCmd.Store(cmdlookup.Found(cmd, args))
 	if slots.EqualFold("cluster", args[0]) && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
-		// The proxy's own views cannot be queued in a node's
-		// transaction.
+		// The proxy's own views, queued in a transaction, are answered
+		// when the node has run the rest (spliceLocals).
 		if c.multi != nil {
 			if cmd != nil && refusal != "" {
 				c.rejectCmd(cmd, refusal) // arity first, as Redis checks it as it queues
 				return
 			}
-			c.reject(fmt.Sprintf(resp.ErrProxyNotInMulti, "cluster|"+string(lower(args[1]))))
+			c.queueLocal(clusterSubcommand(args[1]), args)
 			return
 		}
 		c.runLocal(clusterSubcommand(args[1]), args)
