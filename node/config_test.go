@@ -104,6 +104,6 @@ func TestConfigSetMaxClients(t *testing.T) {
 	connExpect(t, connDial(t, n.addr, 2), difftest.Int(5), "CLIENT", "ID")
 	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config"),
 		"CONFIG", "SET", "maxmemory", "1gb")
-	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'dir') - can't set immutable config"),
+	connExpect(t, a, difftest.Err("ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config"),
 		"CONFIG", "SET", "dir", "/tmp")
 }
