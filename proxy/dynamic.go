@@ -203,10 +203,10 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 // still says dead, the pool goes dead (its slots answer CLUSTERDOWN). If it
 // answers, the proxy keeps serving it and does not ask again while the
 // view says dead, until the proxy's own failure detection (a failed dial,
-// --node-timeout) finds it down: then it asks once more (markDown). The node serves its own
-// slots whatever gossip says of it, so a working connection is the better
-// witness; a false verdict used to fail the slots of a healthy node until
-// gossip took it back.
+// --node-timeout) finds it down: then it asks once more (markDown). The
+// node serves its own slots whatever gossip says of it, so a working
+// connection is the better witness; a false verdict used to fail the
+// slots of a healthy node until gossip took it back.
 func (s *Server) verifyDead(p *nodePool) {
 	s.goUnlessRunning(&p.verifying, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
