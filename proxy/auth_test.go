@@ -112,9 +112,9 @@ func TestNodePassword(t *testing.T) {
 		}
 	}
 
-	var log logBuffer
+	var log proxy.LogBuffer
 	topo, _ := proxy.NewStaticTopology(cl.NodeAddrs)
-	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodePassword: "wrong", Logger: log.logger()})
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodePassword: "wrong", Logger: log.Logger()})
 	for _, proto := range []int{2, 3} {
 		c := dial(t, addr, proto)
 		for range 3 {

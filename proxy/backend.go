@@ -643,15 +643,8 @@ func (s *Server) recoverLoop(p *nodePool) {
 	t := time.NewTimer(s.opts.RedialBackoff)
 	defer t.Stop()
 	// Close must not wait out a handshake with a stopped node.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := s.untilClose(context.Background())
 	defer cancel()
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for {
 		select {
 		case <-s.stop:
@@ -686,6 +679,20 @@ func (s *Server) recoverLoop(p *nodePool) {
 		p.mu.Unlock()
 		t.Reset(s.opts.RedialBackoff)
 	}
+}
+
+// untilClose returns a context that also ends when the server closes, so
+// that Close never waits out a dial or a handshake made under it.
+func (s *Server) untilClose(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // markDownAgain records another failed attempt to reach the node. An

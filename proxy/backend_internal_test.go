@@ -82,13 +82,13 @@ func TestOutageLogsOnce(t *testing.T) {
 		return &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7001},
 			Err: &os.SyscallError{Syscall: "connect", Err: errno}}
 	}
-	var log lockedBuffer
+	var log logBuffer
 	topo, err := NewStaticTopology([]string{"127.0.0.1:7001"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// NodeTimeout paces the watchdog, whose idle probe would log too.
-	s, err := New(Options{Topology: topo, NodeTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	s, err := New(Options{Topology: topo, NodeTimeout: time.Hour, Logger: log.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,20 +116,24 @@ func TestOutageLogsOnce(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log destination safe for the server's goroutines.
-type lockedBuffer struct {
+// logBuffer collects a server's log lines, safely for its goroutines;
+// the external tests use it as LogBuffer (export_test.go).
+type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Logger is a text logger writing to l.
+func (l *logBuffer) Logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }

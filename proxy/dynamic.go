@@ -209,15 +209,10 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 // slots of a healthy node until gossip took it back.
 func (s *Server) verifyDead(p *nodePool) {
 	s.goUnlessRunning(&p.verifying, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
+		timeout, stop := context.WithTimeout(context.Background(), s.opts.DialTimeout)
+		defer stop()
+		ctx, cancel := s.untilClose(timeout)
 		defer cancel()
-		go func() {
-			select {
-			case <-s.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		nc, err := p.handshake(ctx, 2, true)
 		r := s.route
 		r.mu.Lock()

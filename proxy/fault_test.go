@@ -814,10 +814,10 @@ func TestWatchConnectionsReleasedWhenClientGoes(t *testing.T) {
 // client waits in BLPOP closes the proxy's own node connection, which is
 // no lost connection to warn about or count.
 func TestShutdownWithBlockedClientLogsNoLoss(t *testing.T) {
-	var log logBuffer
+	var log proxy.LogBuffer
 	cl := proxytest.Start(t, 1, proxy.Options{})
 	topo, _ := proxy.NewStaticTopology(cl.NodeAddrs)
-	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, Logger: log.logger()})
+	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, Logger: log.Logger()})
 	c := rawDial(t, addr)
 	io.WriteString(c, "*3\r\n$5\r\nBLPOP\r\n$6\r\nnolist\r\n$1\r\n0\r\n")
 	watcher := dial(t, addr, 2)

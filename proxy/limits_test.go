@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,26 +23,6 @@ import (
 
 // Limits: long pipelines, the largest values, many clients, and the
 // client buffer limits, with Redis's error texts.
-
-// logBuffer collects a proxy's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // closedWithout reads from nc until the proxy closes it and checks that
 // nothing (or exactly want) arrived first.
@@ -210,8 +188,8 @@ func TestQueryBufferLimit(t *testing.T) {
 		t.Errorf("default query buffer limit %d, want 1 GB (Redis's client-query-buffer-limit)", d)
 	}
 	const limit = 1 << 20
-	var log logBuffer
-	cl := proxytest.Start(t, 3, proxy.Options{QueryBufferLimit: limit, Logger: log.logger()})
+	var log proxy.LogBuffer
+	cl := proxytest.Start(t, 3, proxy.Options{QueryBufferLimit: limit, Logger: log.Logger()})
 	other := dial(t, cl.Addr, 2)
 
 	// A value just under the limit goes through.
@@ -262,8 +240,8 @@ func TestQueryBufferLimit(t *testing.T) {
 // any number flow.
 func TestClientOutputLimit(t *testing.T) {
 	const limit = 1 << 20
-	var log logBuffer
-	cl := proxytest.Start(t, 3, proxy.Options{ClientOutputLimit: limit, Logger: log.logger()})
+	var log proxy.LogBuffer
+	cl := proxytest.Start(t, 3, proxy.Options{ClientOutputLimit: limit, Logger: log.Logger()})
 	c := dial(t, cl.Addr, 2)
 	do(t, c, "SET", "small", strings.Repeat("s", 100*1024))
 	do(t, c, "SET", "huge", strings.Repeat("h", 2*limit))

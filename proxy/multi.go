@@ -70,7 +70,14 @@ func (c *client) queueLocal(run func(c *client, args [][]byte), args [][]byte) {
 		kept[i] = bytes.Clone(a)
 	}
 	tx.locals = append(tx.locals, txLocal{at: tx.n + len(tx.locals), run: run, args: kept})
+	c.replyQueued(tx)
+}
+
+// replyQueued answers QUEUED for a command just queued in tx.
+func (c *client) replyQueued(tx *txState) {
 	if !tx.aborted && !tx.casDirty {
+		// Redis counts (multi=) what it queues: nothing once the
+		// transaction is doomed.
 		tx.listed++
 		c.listedMulti.Store(int32(tx.listed))
 	}
@@ -190,16 +197,7 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	}
 	tx.buf = resp.AppendCommand(tx.buf, args)
 	tx.n++
-	if !tx.aborted && !tx.casDirty {
-		// Redis counts (multi=) what it queues: nothing once the
-		// transaction is doomed.
-		tx.listed++
-		c.listedMulti.Store(int32(tx.listed))
-	}
-	mark := len(c.local.B)
-	c.local.Simple("QUEUED")
-	c.addLocal(mark)
-	c.uncounted++ // counted if EXEC runs it
+	c.replyQueued(tx)
 }
 
 // cmdExec runs the open transaction on its slot's node.
