@@ -96,6 +96,9 @@ func (c *client) spliceLocals(exec []byte, locals []txLocal) []byte {
 		return exec
 	}
 	nl := bytes.IndexByte(exec, '\n')
+	if nl < 3 {
+		return exec
+	}
 	n, err := strconv.Atoi(string(exec[1 : nl-1]))
 	if err != nil {
 		return exec
