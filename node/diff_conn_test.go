@@ -247,6 +247,8 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "databases", "16"), cs("CONFIG", "SET", "daemonize", "no"),
 			cs("CONFIG", "SET", "dbfilename", "dump.rdb"), cs("CONFIG", "SET", "dir", "/nonexistent"),
 			cs("CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory-policy", "noeviction"),
+			cs("CONFIG", "SET", "maxmemory", "0mb"), cs("CONFIG", "SET", "maxmemory", "0GB"),
+			cs("CONFIG", "SET", "proto-max-bulk-len", "512mb"), cs("CONFIG", "SET", "proto-max-bulk-len", "536870912b"),
 			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"), cs("CONFIG", "REWRITE"), cs("CONFIG", "REWRITE", "x"), cs("config", "rewrite"),
 		}},
 	}

@@ -48,6 +48,9 @@ type client struct {
 	refusedHTTP bool
 	killed      atomic.Bool
 	reply       replyMode
+	// finishAfter: the command just handled ends the batch (an EXEC
+	// whose local commands change what later commands see).
+	finishAfter bool
 
 	// The current batch: ops in the client's order, the requests they
 	// wait for, and the encoded commands per node.
@@ -433,6 +436,12 @@ func (c *client) finishBatch() {
 		mark := len(c.w.B)
 		switch {
 		case o.skip:
+			if o.exec && o.merge != nil {
+				// A transaction's local commands run though its
+				// reply is dropped (CLIENT REPLY OFF).
+				o.merge(c)
+				c.w.B = c.w.B[:mark]
+			}
 		case o.req != nil:
 			c.w.Raw(o.req.reply)
 		case o.merge != nil:

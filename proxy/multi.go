@@ -239,19 +239,23 @@ func cmdExec(c *client, args [][]byte) {
 		c.uncounted -= len(tx.locals) // run with EXEC
 		defer func() {
 			// The node's EXEC reply is the last op: the client gets it
-			// with the local replies spliced in.
+			// with the local replies spliced in. The local commands
+			// run even when the reply is dropped (finishBatch).
 			last := &c.ops[len(c.ops)-1]
 			node := *last
 			if node.merge != nil {
 				return
 			}
-			*last = op{exec: node.exec, skip: node.skip, merge: func(c *client) {
+			*last = op{exec: true, merge: func(c *client) {
 				exec := c.local.B[node.start:node.end]
 				if node.req != nil {
 					exec = node.req.reply
 				}
 				c.w.Raw(c.spliceLocals(exec, tx.locals))
 			}}
+			// EXEC ends the batch then: the commands after it, in the
+			// same read, must see what the local ones changed (a name).
+			c.finishAfter = true
 		}()
 	}
 	node := c.srv.firstNode()

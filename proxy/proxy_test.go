@@ -289,6 +289,32 @@ func TestProxyCommandsInMulti(t *testing.T) {
 				t.Errorf("RESP%d EXEC element %d: %v, want %s", proto, i, got, w)
 			}
 		}
+		// Pipelined in one write, the commands after EXEC see what the
+		// transaction's local commands did.
+		steps := [][]string{{"MULTI"}, {"CLIENT", "SETNAME", "p1"}, {"SET", "{k}p", "1"}, {"EXEC"}, {"CLIENT", "GETNAME"}}
+		if err := c.WriteRaw(pipeline(len(steps), func(i int) []string { return steps[i] })); err != nil {
+			t.Fatal(err)
+		}
+		for i := range steps {
+			v, err := c.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == len(steps)-1 && v.Text() != "p1" {
+				t.Errorf("RESP%d CLIENT GETNAME pipelined after EXEC: %v, want p1", proto, v)
+			}
+		}
+		// With replies off, the local commands still run.
+		steps = [][]string{{"CLIENT", "REPLY", "OFF"}, {"MULTI"}, {"CLIENT", "SETNAME", "off"}, {"EXEC"}, {"CLIENT", "REPLY", "ON"}, {"CLIENT", "GETNAME"}}
+		if err := c.WriteRaw(pipeline(len(steps), func(i int) []string { return steps[i] })); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"OK", "off"} {
+			if v, err := c.Receive(); err != nil || v.Text() != want {
+				t.Errorf("RESP%d after a transaction with replies off: %v %v, want %s", proto, v, err, want)
+			}
+		}
+		do(t, c, "CLIENT", "SETNAME", "tx")
 		// Only the proxy's own commands.
 		do(t, c, "MULTI")
 		do(t, c, "CLIENT", "GETNAME")

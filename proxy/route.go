@@ -101,6 +101,10 @@ func (c *client) handle(args [][]byte) {
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
+	if c.finishAfter {
+		c.finishAfter = false
+		c.finishBatch()
+	}
 }
 
 func (c *client) handleCommand(args [][]byte) {

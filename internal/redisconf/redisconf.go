@@ -8,6 +8,7 @@ package redisconf
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -147,10 +148,44 @@ func refusal(p *Param, name, value string) string {
 		return resp.ConfigReasonImmutable
 	case containsFold(redisProtected, name):
 		return resp.ConfigReasonProtected
-	case p != nil && strings.EqualFold(strings.TrimSpace(value), p.Get()):
+	case p != nil && sameValue(value, p.Get()):
 		return ""
 	}
 	return resp.ConfigReasonImmutable
+}
+
+// sameValue reports whether a CONFIG SET value says what the current one
+// does: the same words in any case (yes, NoEviction), or the same amount
+// of memory however written (0 and 0mb, 1gb and 1073741824).
+func sameValue(v, current string) bool {
+	if strings.EqualFold(v, current) {
+		return true
+	}
+	a, okA := memBytes(v)
+	b, okB := memBytes(current)
+	return okA && okB && a == b
+}
+
+// memBytes parses a memory amount as Redis's memtoull does: digits, then
+// an optional unit b, k, kb, m, mb, g or gb in any case.
+func memBytes(s string) (uint64, bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	mul := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
+		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(s[i:])]
+	if mul == 0 || n > math.MaxUint64/mul {
+		return 0, false
+	}
+	return n * mul, true
 }
 
 // Endpoint holds requirepass and maxclients, which other goroutines
