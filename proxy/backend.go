@@ -607,6 +607,20 @@ func (p *nodePool) markUp() {
 	}
 }
 
+// adoptLocked takes nc, a connection that has just proved the node
+// answers (PING), as the pool's first shared one, or closes it if that one
+// is healthy; the node is up either way. p.mu is held.
+func (p *nodePool) adoptLocked(nc net.Conn) {
+	if c := p.shared[0][0]; c != nil && !c.isBroken() {
+		nc.Close()
+		p.markUp()
+		return
+	}
+	if c, err := p.attachLocked(nc, 2); err == nil {
+		p.shared[0][0] = c
+	}
+}
+
 // recover starts the pool's recoverer unless it runs. A retired pool
 // gets none: nothing is routed to it, and a node removed for good would
 // be dialed for ever. A command that reaches it while it is down fails at
@@ -657,10 +671,7 @@ func (s *Server) recoverLoop(p *nodePool) {
 		nc, err := p.handshake(ctx, 2, true)
 		p.mu.Lock()
 		if err == nil {
-			c, aerr := p.attachLocked(nc, 2)
-			if aerr == nil && (p.shared[0][0] == nil || p.shared[0][0].isBroken()) {
-				p.shared[0][0] = c
-			}
+			p.adoptLocked(nc)
 			p.mu.Unlock()
 			return
 		}
@@ -699,8 +710,8 @@ func (s *Server) untilClose(parent context.Context) (context.Context, context.Ca
 // outage logs one warning, at its first failure, and "node reachable
 // again" at its end: the attempts in between fail in ways that vary
 // without news (a timeout names a new local port each time, and a host
-// that is gone answers "no route to host" and timeouts by turns). INFO
-// shows the last error and the count. p.mu is held.
+// that is gone answers "no route to host" and timeouts by turns). INFO's
+// nodes section counts them. p.mu is held.
 func (p *nodePool) markDownAgain(err error) {
 	p.errors.Add(1)
 	if p.lastErr == nil {

@@ -234,14 +234,8 @@ func (s *Server) verifyDead(p *nodePool) {
 			return // full (maxclients): up all the same
 		}
 		p.mu.Lock()
-		defer p.mu.Unlock()
-		if c := p.shared[0][0]; c != nil && !c.isBroken() {
-			nc.Close()
-			return
-		}
-		if c, err := p.attachLocked(nc, 2); err == nil {
-			p.shared[0][0] = c
-		}
+		p.adoptLocked(nc)
+		p.mu.Unlock()
 	})
 }
 
