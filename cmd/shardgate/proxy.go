@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/proxy"
 )
@@ -388,22 +389,11 @@ func (b *byteSize) String() string {
 }
 
 func (b *byteSize) Set(v string) error {
-	s := strings.ToLower(strings.TrimSpace(v))
-	mul := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mul    int64
-	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}} {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mul = rest, u.mul
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mul {
+	n, ok := redisconf.ParseMemory(strings.TrimSpace(v))
+	if !ok || n > math.MaxInt64 {
 		return fmt.Errorf("bad size %q (want bytes, or a number with k, kb, m, mb, g or gb)", v)
 	}
-	*b = byteSize(n * mul)
+	*b = byteSize(n)
 	return nil
 }
 

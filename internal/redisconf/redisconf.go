@@ -161,28 +161,43 @@ func sameValue(v, current string) bool {
 	if strings.EqualFold(v, current) {
 		return true
 	}
-	a, okA := memBytes(v)
-	b, okB := memBytes(current)
+	a, okA := ParseMemory(v)
+	b, okB := ParseMemory(current)
 	return okA && okB && a == b
 }
 
-// memBytes parses a memory amount as Redis's memtoull does: digits, then
-// an optional unit b, k, kb, m, mb, g or gb in any case.
-func memBytes(s string) (uint64, bool) {
+// ParseMemory parses a memory amount as Redis's memtoull does: digits,
+// then an optional unit b, k (1000), kb (1024), m, mb, g or gb in any
+// case. The command line's size flags read sizes the same way.
+func ParseMemory(s string) (uint64, bool) {
 	i := 0
 	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
 		i++
-	}
-	if i == 0 {
-		return 0, false
 	}
 	n, err := strconv.ParseUint(s[:i], 10, 64)
 	if err != nil {
 		return 0, false
 	}
-	mul := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
-		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(s[i:])]
-	if mul == 0 || n > math.MaxUint64/mul {
+	var mul uint64
+	switch strings.ToLower(s[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1 << 10
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1 << 20
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1 << 30
+	default:
+		return 0, false
+	}
+	if n > math.MaxUint64/mul {
 		return 0, false
 	}
 	return n * mul, true

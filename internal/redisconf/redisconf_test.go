@@ -145,3 +145,22 @@ func TestMaxClientsOpenFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMemory: memory amounts as Redis's memtoull reads them.
+func TestParseMemory(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"0mb", 0, true}, {"100", 100, true}, {"5b", 5, true}, {"1k", 1000, true}, {"1KB", 1024, true},
+		{"2m", 2000000, true}, {"2Mb", 2 << 20, true}, {"1g", 1000000000, true}, {"1gb", 1 << 30, true},
+		{"", 0, false}, {"mb", 0, false}, {"-1", 0, false}, {"+1", 0, false}, {"1 mb", 0, false}, {"1tb", 0, false},
+		{"18446744073709551615", 1<<64 - 1, true}, {"18446744073709551615kb", 0, false}, {"18446744073709551616", 0, false},
+	} {
+		got, ok := ParseMemory(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
