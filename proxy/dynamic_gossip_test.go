@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/nodetest"
 	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -32,7 +33,7 @@ func startMember(t *testing.T, cfg cluster.Config) *cluster.Cluster {
 
 // TestGossipClusterProxy: a proxy joined to a real gossip cluster of three
 // members (each announcing an in-process node) routes by the table they
-// bootstrapped; when a member leaves, its slots answer CLUSTERDOWN within
+// bootstrapped; when a member stops, its slots answer CLUSTERDOWN within
 // seconds while the others keep working; when it comes back with its
 // data directory (same id, same slots) they are served again.
 func TestGossipClusterProxy(t *testing.T) {
@@ -40,9 +41,14 @@ func TestGossipClusterProxy(t *testing.T) {
 		addrs   []string
 		dirs    []string
 		members []*cluster.Cluster
+		relay   *proxytest.Relay // in front of node 1, which stops
 	)
 	for i := range 3 {
 		_, a, _ := nodetest.Start(t, node.Options{}, nil)
+		if i == 1 {
+			relay = proxytest.NewRelay(t, a)
+			a = relay.Addr
+		}
 		addrs = append(addrs, a)
 		dirs = append(dirs, t.TempDir())
 		cfg := cluster.Config{Role: cluster.RoleNode, RESPAddr: a, BootstrapExpect: 3, Dir: dirs[i]}
@@ -97,8 +103,14 @@ func TestGossipClusterProxy(t *testing.T) {
 		}
 	}
 
-	// Member 1 leaves (its node process is still up: the view decides).
+	// Member 1 stops as its process would: it leaves the gossip cluster
+	// and its node stops answering (the relay is cut; the node keeps its
+	// data behind it). Whether the others record it left or, with the
+	// leave notice lost on a loaded machine, dead after their probes
+	// fail, its slots answer CLUSTERDOWN: a dead verdict on a node that
+	// still answered would be overruled (verifyDead).
 	members[1].Close()
+	relay.Cut()
 	gone := keyOf[addrs[1]]
 	start := time.Now()
 	waitFor(t, "the departed member's slots to answer CLUSTERDOWN", gossipLimit, func() bool {
@@ -117,6 +129,9 @@ func TestGossipClusterProxy(t *testing.T) {
 	}
 
 	// It comes back from its directory: same id, same slots.
+	if err := relay.Heal(); err != nil {
+		t.Fatal(err)
+	}
 	startMember(t, cluster.Config{Role: cluster.RoleNode, RESPAddr: addrs[1], BootstrapExpect: 3, Dir: dirs[1],
 		Join: []string{members[0].GossipAddr()}})
 	waitFor(t, "the returning member's slots to be served", gossipLimit, func() bool {
