@@ -251,7 +251,11 @@ func cmdExec(c *client, args [][]byte) {
 				if node.req != nil {
 					exec = node.req.reply
 				}
+				// Redis runs them still in the transaction: CLIENT
+				// LIST/INFO show flags=x and multi=<queued>.
+				prev := c.listedMulti.Swap(int32(tx.listed))
 				c.w.Raw(c.spliceLocals(exec, tx.locals))
+				c.listedMulti.Store(prev)
 			}}
 			// EXEC ends the batch then: the commands after it, in the
 			// same read, must see what the local ones changed (a name).

@@ -321,6 +321,22 @@ func TestProxyCommandsInMulti(t *testing.T) {
 		if v := do(t, c, "EXEC"); len(v.Elems) != 1 || v.Elems[0].Text() != "tx" {
 			t.Errorf("RESP%d EXEC of CLIENT GETNAME alone: %v", proto, v)
 		}
+		// CLIENT INFO run by EXEC shows the transaction, as Redis's does.
+		do(t, c, "MULTI")
+		do(t, c, "SET", "{k}i", "1")
+		do(t, c, "CLIENT", "INFO")
+		v = do(t, c, "EXEC")
+		if len(v.Elems) != 2 {
+			t.Fatalf("RESP%d EXEC with CLIENT INFO: %v", proto, v)
+		}
+		info := v.Elems[1].Text()
+		if f := clientLineField(info, "flags"); !strings.Contains(f, "x") || clientLineField(info, "multi") != "2" || clientLineField(info, "cmd") != "exec" {
+			t.Errorf("RESP%d CLIENT INFO inside EXEC, want flags with x, multi=2, cmd=exec: %s", proto, info)
+		}
+		info = do(t, c, "CLIENT", "INFO").Text()
+		if f := clientLineField(info, "flags"); strings.Contains(f, "x") || clientLineField(info, "multi") != "-1" {
+			t.Errorf("RESP%d CLIENT INFO after EXEC, want no x flag, multi=-1: %s", proto, info)
+		}
 		// A WATCH that fails: EXEC is nil and the name stays.
 		other := dial(t, cl.Addr, 2)
 		do(t, c, "WATCH", "{k}a")
@@ -349,6 +365,16 @@ func TestProxyCommandsInMulti(t *testing.T) {
 		}
 		do(t, c, "DISCARD")
 	}
+}
+
+// clientLineField is the value of name= in a CLIENT LIST/INFO line.
+func clientLineField(line, name string) string {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // TestHTTPRequestDropped: like Redis, the proxy closes a connection that
