@@ -197,6 +197,13 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			// Gone, noticed or not yet: the reply has nobody to go to.
 			c.closing = true
 			c.returnPopped(n, cmd, args, reply)
+			if c.srv.draining.Load() {
+				// Let go by Close, which woke the watcher: no reply,
+				// as to a client that left (nothing it was given is
+				// kept from the node: returnPopped).
+				c.addLocal(len(c.local.B))
+				return
+			}
 		}
 		if !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
 			if !end.IsZero() {

@@ -246,6 +246,9 @@ func (s *Server) serveClient(c *client) {
 			// proxy and in the nodes; at -P 16, 11% more.
 			runtime.Gosched()
 		}
+		if s.draining.Load() {
+			return // Close: every command read has had its reply
+		}
 		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil || c.queryBufferExceeded() {
 			return

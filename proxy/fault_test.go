@@ -662,14 +662,15 @@ func TestInFlightRequestsFailWhenNodeDies(t *testing.T) {
 }
 
 // TestCloseWithRequestOnSilentNode: shutting the proxy down while a client
-// waits for a silent node ends promptly (the client gets an error).
+// waits for a silent node ends promptly once the shutdown grace is over
+// (the client is disconnected), long before the node timeout.
 func TestCloseWithRequestOnSilentNode(t *testing.T) {
 	hung := fakeNode(t, silent)
 	topo, err := proxy.NewStaticTopology([]string{hung})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: time.Minute})
+	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodeTimeout: time.Minute, ShutdownGrace: 500 * time.Millisecond})
 	c := dial(t, addr, 2)
 	if err := c.Send([]byte("GET"), []byte("k")); err != nil {
 		t.Fatal(err)

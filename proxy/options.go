@@ -93,6 +93,12 @@ type Options struct {
 	// clients' read timeouts. A blocking command's own wait on a node
 	// is not counted as following (blocking.go). Default 5 s.
 	RedirectTimeout time.Duration
+	// ShutdownGrace bounds how long Close lets clients finish: it stops
+	// reading new commands at once, and each client gets the replies to
+	// the commands it had sent (a blocked one is let go, as if it had
+	// disconnected) before its connection closes; whoever is still busy
+	// after this is disconnected. Default 5 s.
+	ShutdownGrace time.Duration
 	// SegmentKeys are glob patterns of keys served as segmented bitmaps.
 	SegmentKeys []string
 	// SegmentBits is the number of bits per bitmap segment (a power of
@@ -126,6 +132,7 @@ func DefaultOptions() Options {
 		NodeTimeout:       5 * time.Second,
 		RedialBackoff:     500 * time.Millisecond,
 		RedirectTimeout:   5 * time.Second,
+		ShutdownGrace:     5 * time.Second,
 		SegmentBits:       1 << 23,
 	}
 }
@@ -166,6 +173,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RedirectTimeout == 0 {
 		o.RedirectTimeout = d.RedirectTimeout
 	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = d.ShutdownGrace
+	}
 	if o.SegmentBits == 0 {
 		o.SegmentBits = d.SegmentBits
 	}
@@ -176,7 +186,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("proxy: QueryBufferLimit must be at least 1 MB")
 	case o.ConnsPerNode < 0 || o.ConnsPerNode > 64:
 		return o, errors.New("proxy: ConnsPerNode must be between 1 and 64")
-	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0 || o.RedirectTimeout < 0:
+	case o.DialTimeout < 0 || o.NodeTimeout < 0 || o.RedialBackoff < 0 || o.RedirectTimeout < 0 || o.ShutdownGrace < 0:
 		return o, errors.New("proxy: timeouts must be positive")
 	case bits.OnesCount64(o.SegmentBits) != 1 || o.SegmentBits < 1<<12 || o.SegmentBits > 1<<32:
 		return o, errors.New("proxy: SegmentBits must be a power of two between 2^12 and 2^32")

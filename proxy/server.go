@@ -43,6 +43,8 @@ type Server struct {
 	wg    sync.WaitGroup       // client goroutines
 	bg    sync.WaitGroup       // node readers, watchdog
 	stop  chan struct{}
+	// draining is set by Close: clients read no more commands.
+	draining atomic.Bool
 
 	// cfg holds requirepass and maxclients, settable by CONFIG SET;
 	// config is CONFIG's view of the proxy's own parameters (config.go).
@@ -169,25 +171,44 @@ func (s *Server) Addr() net.Addr { return s.clients.Addr() }
 
 func (s *Server) isClosed() bool { return s.clients.Closed() }
 
-// Close stops accepting, disconnects every client, closes the node
-// connections and waits for every goroutine to finish.
+// Close stops accepting, lets every client have the replies to the
+// commands it has sent (for up to Options.ShutdownGrace), disconnects the
+// clients, closes the node connections and waits for every goroutine to
+// finish.
 func (s *Server) Close() error {
-	shut := s.clients.Shut(func() {
-		close(s.stop)
-		s.stopStats()
-	}, func(c *client) { c.nc.Close() })
+	// A client idle in a read is woken by the deadline and leaves; one
+	// mid-batch leaves once it has written the batch's replies
+	// (serveClient checks draining before each read); one blocked on a
+	// node gives up its wait as if it had disconnected (blocking.go).
+	shut := s.clients.Shut(func() { s.draining.Store(true) },
+		func(c *client) { c.nc.SetReadDeadline(time.Unix(1, 0)) })
 	if !shut {
 		s.wg.Wait()
 		s.bg.Wait()
 		return nil
 	}
+	clientsDone := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(clientsDone)
+	}()
+	select {
+	case <-clientsDone:
+	case <-time.After(s.opts.ShutdownGrace):
+		s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
+		for _, c := range s.snapshotClients() {
+			c.nc.Close()
+		}
+	}
+	close(s.stop)
+	s.stopStats()
 	// Close the node connections before waiting for the clients: a client
 	// waiting for a node that does not answer would wait for the watchdog,
 	// which has stopped. Connections dialed meanwhile are closed after.
 	for _, p := range s.route.all() {
 		p.closeAll()
 	}
-	s.wg.Wait()
+	<-clientsDone
 	for _, p := range s.route.all() {
 		p.closeAll()
 	}

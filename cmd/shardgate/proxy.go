@@ -71,6 +71,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node, and for checking one that gossip declares dead (dial and PING)")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
 	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
+	fs.DurationVar(&p.opts.ShutdownGrace, "shutdown-grace", d.ShutdownGrace, "on SIGTERM/SIGINT, how long clients get to receive the replies to the commands they had sent before they are disconnected")
 	fs.DurationVar(&p.opts.RedialBackoff, "redial-backoff", d.RedialBackoff, "how often a node that is down (a failed connection, or no answer within --node-timeout) is tried again; meanwhile its slots answer CLUSTERDOWN")
 	fs.Var(&p.segmentKeys, "segment-keys", "glob of keys served as segmented bitmaps (repeatable)")
 	fs.StringVar(&p.opts.ClientAnnounce, "client-announce", "", "address (host:port) CLUSTER SLOTS/SHARDS/NODES show for this proxy when it is the only one, for clients that reach it through an address it cannot see (a container's published port, NAT); empty: the address each client connected to")
@@ -108,8 +109,8 @@ func (p *proxyFlags) finish() error {
 		return fmt.Errorf("bad --client-announce address %q: want host:port that clients can reach", p.opts.ClientAnnounce)
 	case bits.OnesCount64(p.opts.SegmentBits) != 1 || p.opts.SegmentBits < 1<<12 || p.opts.SegmentBits > 1<<32:
 		return fmt.Errorf("--segment-bits must be a power of two from 4096 (2^12) to 4294967296 (2^32), got %d", p.opts.SegmentBits)
-	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0 || p.opts.RedirectTimeout <= 0:
-		return errors.New("--connect-timeout, --node-timeout, --redial-backoff and --redirect-timeout must be positive durations")
+	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0 || p.opts.RedirectTimeout <= 0 || p.opts.ShutdownGrace <= 0:
+		return errors.New("--connect-timeout, --node-timeout, --redial-backoff, --redirect-timeout and --shutdown-grace must be positive durations")
 	}
 	return nil
 }
