@@ -236,6 +236,9 @@ func (s *Server) serveClient(c *client) {
 			}
 			continue
 		}
+		if s.draining.Load() {
+			return // Close: every command read has had its reply
+		}
 		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil {
 			return
@@ -254,7 +257,7 @@ func (c *client) onRead(n int) bool {
 	c.srv.stats.netInput.Add(int64(n))
 	c.tick()
 	c.prefetch()
-	return c.serveBatch() && c.held == nil
+	return c.serveBatch() && c.held == nil && !c.srv.draining.Load()
 }
 
 // serveBatch runs the buffered commands and writes their replies; false

@@ -22,6 +22,12 @@ type Options struct {
 	// ActiveExpiryInterval is how often expired keys are swept in the
 	// background (Redis: 10 times a second).
 	ActiveExpiryInterval time.Duration
+	// ShutdownGrace bounds how long Close lets clients finish: it stops
+	// reading new commands at once, and each client gets the replies to
+	// the commands it had sent (a blocked one is let go, as if it had
+	// disconnected) before its connection closes; whoever is still busy
+	// after this is disconnected. Default 5 s.
+	ShutdownGrace time.Duration
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now. Tests pass a fake.
@@ -53,6 +59,7 @@ func DefaultOptions() Options {
 		MaxClients:           10000,
 		QueryBufferLimit:     1 << 30,
 		ActiveExpiryInterval: 100 * time.Millisecond,
+		ShutdownGrace:        5 * time.Second,
 	}
 }
 
@@ -89,6 +96,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ActiveExpiryInterval < 0 {
 		return o, errors.New("node: ActiveExpiryInterval must be positive")
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = d.ShutdownGrace
+	}
+	if o.ShutdownGrace < 0 {
+		return o, errors.New("node: ShutdownGrace must be positive")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -61,6 +61,7 @@ type Server struct {
 	fencedBatchEnd func()
 	wg             sync.WaitGroup
 	stop           chan struct{}
+	draining       atomic.Bool // set by Close: clients read no more commands
 }
 
 // serverStats are INFO's counters.
@@ -216,10 +217,33 @@ func (s *Server) Addr() net.Addr { return s.clients.Addr() }
 
 func (s *Server) isClosed() bool { return s.clients.Closed() }
 
-// Close stops accepting, disconnects every client and waits for their
-// goroutines to finish.
+// Close stops accepting, lets every client have the replies to the
+// commands it has sent (for up to Options.ShutdownGrace), disconnects the
+// clients and waits for their goroutines to finish.
 func (s *Server) Close() error {
-	s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
+	// Shutting the sockets' read side wakes every reader with EOF while
+	// replies still go out: an idle client leaves at once, one mid-batch
+	// once it has written the batch's replies (serveClient checks
+	// draining before reading on), a blocked one as if it had left.
+	shut := s.clients.Shut(func() {
+		s.draining.Store(true)
+		close(s.stop)
+	}, func(c *client) { rawio.CloseRead(c.nc) })
+	if shut {
+		done := make(chan struct{})
+		go func() {
+			s.wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(s.opts.ShutdownGrace):
+			s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
+			for _, c := range s.snapshotClients() {
+				c.nc.Close()
+			}
+		}
+	}
 	s.wg.Wait()
 	if s.aof != nil {
 		return s.aof.Close() // flushed and fsynced; later calls return the same

@@ -125,6 +125,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
+	fs.DurationVar(&opts.ShutdownGrace, "shutdown-grace", d.ShutdownGrace, "on SIGTERM/SIGINT or SHUTDOWN, how long clients get to receive the replies to the commands they had sent before they are disconnected")
 	appendonly := fs.Bool("appendonly", true, "with --dir: log every write to DIR/appendonly.*.aof before replying and replay it at start (Redis's appendonly); false: --dir keeps the cluster state and what SAVE/BGSAVE write to DIR/dump.snap (loaded at start)")
 	appendfsync := fs.String("appendfsync", "everysec", "with --appendonly: when the log reaches the disk: always (before every reply; clients share fsyncs), everysec (at most about a second lost on power loss, nothing on a crash), no (the OS decides)")
 	rewritePercent := fs.Int("auto-aof-rewrite-percentage", 100, "with --appendonly: rewrite (compact) the log in the background once it has grown by this percentage since the last rewrite (0: never automatically; BGREWRITEAOF still works)")
@@ -167,6 +168,9 @@ Flags:
 		return 2
 	case opts.ActiveExpiryInterval <= 0:
 		fmt.Fprintf(stderr, "shardgate node: --active-expiry-interval must be a positive duration, got %s\n", opts.ActiveExpiryInterval)
+		return 2
+	case opts.ShutdownGrace <= 0:
+		fmt.Fprintf(stderr, "shardgate node: --shutdown-grace must be a positive duration, got %s\n", opts.ShutdownGrace)
 		return 2
 	}
 	if !gf.enabled() {

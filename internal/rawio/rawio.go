@@ -162,6 +162,19 @@ func (c *Conn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
+// CloseRead shuts down the read side of nc's socket (a *Conn's, or any
+// connection with a CloseRead method): a read waiting on it, or the next
+// one, ends with EOF, while writes still go out. Servers stop taking
+// commands this way and still send the replies they owe.
+func CloseRead(nc net.Conn) {
+	if c, ok := nc.(*Conn); ok {
+		nc = c.Conn
+	}
+	if cr, ok := nc.(interface{ CloseRead() error }); ok {
+		cr.CloseRead()
+	}
+}
+
 // PeerClosed reports whether the peer of nc has closed or reset the
 // connection, as far as the kernel knows now: for a TCP socket, its state
 // is no longer ESTABLISHED (a FIN or RST arrived). It is false when that

@@ -1,0 +1,104 @@
+package node_test
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/aof"
+	"github.com/shardgate/shardgate/node/nodetest"
+)
+
+// TestCloseDrainsClients: Close stops reading commands but answers every
+// command it has run: clients pipelining INCRs while the node stops get a
+// reply for each INCR that ran (the counter, read from the data directory
+// by a node started on it, equals the replies received, in order), then
+// the connection closes. An idle client and one blocked in BLPOP are
+// disconnected at once, well within the grace period.
+func TestCloseDrainsClients(t *testing.T) {
+	dir := t.TempDir()
+	opts := node.Options{ShutdownGrace: 20 * time.Second, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}
+	_, addr, stop := nodetest.Start(t, opts, nil)
+	const (
+		clients = 4
+		n       = 50000 // INCRs each, in one pipeline
+	)
+	idle := dial(t, addr, 2)
+	if v, err := idle.DoStrings("PING"); err != nil || v.Text() != "PONG" {
+		t.Fatalf("PING: %v %v", v, err)
+	}
+	blocked := dial(t, addr, 2)
+	if err := blocked.WriteRaw(difftest.AppendCommand(nil, []byte("BLPOP"), []byte("shutdown:none"), []byte("0"))); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg      sync.WaitGroup
+		started sync.WaitGroup
+		got     [clients]int64
+		errs    = make(chan error, clients)
+	)
+	started.Add(clients)
+	for i := range clients {
+		c := dial(t, addr, 2)
+		key := fmt.Sprint("shutdown:ctr:", i)
+		var req []byte
+		for range n {
+			req = difftest.AppendCommand(req, []byte("INCR"), []byte(key))
+		}
+		wg.Go(func() {
+			once := sync.OnceFunc(started.Done)
+			defer once()
+			// Written from its own goroutine: the node stops reading
+			// mid-pipeline, and the rest may never fit the socket.
+			go c.WriteRaw(req)
+			for {
+				v, err := c.Receive()
+				if err != nil {
+					return // the node closed the connection
+				}
+				once()
+				if v.Kind != difftest.Integer || v.Int != got[i]+1 {
+					errs <- fmt.Errorf("client %d reply %d: %v", i, got[i]+1, v)
+					return
+				}
+				got[i]++
+			}
+		})
+	}
+	started.Wait() // every client has had a reply: its pipeline is being served
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close took %v with a blocked and an idle client", d)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, c := range []*difftest.Conn{idle, blocked} {
+		if v, err := c.Receive(); err != io.EOF {
+			t.Errorf("idle or blocked client after Close: %v %v, want EOF", v, err)
+		}
+	}
+	// What ran is what was answered: the log holds every INCR that ran.
+	_, addr, _ = nodetest.Start(t, opts, nil)
+	c := dial(t, addr, 2)
+	for i := range clients {
+		v, err := c.DoStrings("GET", fmt.Sprint("shutdown:ctr:", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var count int64
+		if v.Kind != difftest.NullBulk {
+			fmt.Sscan(v.Text(), &count)
+		}
+		if count != got[i] {
+			t.Errorf("client %d: the node ran %d INCRs, the client got %d replies", i, count, got[i])
+		}
+	}
+}
