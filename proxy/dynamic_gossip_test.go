@@ -138,3 +138,55 @@ func TestGossipClusterProxy(t *testing.T) {
 		return do(t, c, "GET", gone).Text() == "v-"+gone
 	})
 }
+
+// TestGossipProxyServesOnceItKnowsTheTable: a proxy joining a running
+// cluster takes its first clients only once it has the slot table, so
+// the very first commands are served rather than answered CLUSTERDOWN
+// while the table is still on its way by gossip.
+func TestGossipProxyServesOnceItKnowsTheTable(t *testing.T) {
+	var members []*cluster.Cluster
+	for i := range 3 {
+		_, a, _ := nodetest.Start(t, node.Options{}, nil)
+		cfg := cluster.Config{Role: cluster.RoleNode, RESPAddr: a, BootstrapExpect: 3, Dir: t.TempDir()}
+		if i > 0 {
+			cfg.Join = []string{members[0].GossipAddr()}
+		}
+		members = append(members, startMember(t, cfg))
+	}
+	waitFor(t, "the nodes to bootstrap", 10*time.Second, func() bool {
+		v := members[0].View()
+		for i := range v.Slots {
+			if v.Slots[i].Owner == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for round := range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pm := startMember(t, cluster.Config{Role: cluster.RoleProxy, RESPAddr: ln.Addr().String(), Join: []string{members[round].GossipAddr()}})
+		px, err := proxy.New(proxy.Options{Cluster: pm, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- px.Serve(ctx, ln) }()
+		c := dial(t, ln.Addr().String(), 2)
+		for i := range 30 {
+			k := fmt.Sprint("first:", round, ":", i)
+			if v := do(t, c, "SET", k, "v"); v.Text() != "OK" {
+				t.Errorf("round %d: SET %s on a proxy that has just joined: %v", round, k, v)
+			}
+		}
+		cancel()
+		px.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		pm.Close()
+	}
+}

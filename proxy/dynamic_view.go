@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"time"
 
 	"github.com/shardgate/shardgate/cluster"
@@ -28,7 +29,43 @@ func (s *Server) startCluster() {
 		s.myID = string(v.Self)
 	}
 	s.route.applyTable(tableFromView(v))
+	s.noteTable(v)
 }
+
+// noteTable marks the slot table known once v has one (a bootstrapped
+// cluster's, with a slot assigned): Serve waits for it before taking
+// clients.
+func (s *Server) noteTable(v *cluster.View) {
+	if v.ClusterID == "" || s.tableSeen.Load() {
+		return
+	}
+	for i := range v.Slots {
+		if v.Slots[i].Owner != "" {
+			s.tableSeen.Store(true)
+			close(s.tableKnown)
+			return
+		}
+	}
+}
+
+// awaitTable waits, for up to firstTableWait, until the proxy knows the
+// cluster's slot table: a proxy that has just joined learns it by gossip
+// within milliseconds, and meanwhile would answer CLUSTERDOWN for every
+// key. Clients that connect meanwhile wait in the listen queue.
+func (s *Server) awaitTable(ctx context.Context) {
+	t := time.NewTimer(firstTableWait)
+	defer t.Stop()
+	select {
+	case <-s.tableKnown:
+	case <-t.C:
+		s.log.Warn("no slot table from the cluster yet (not bootstrapped?); serving clients, every slot answers CLUSTERDOWN until one comes", "waited", firstTableWait)
+	case <-ctx.Done():
+	case <-s.stop:
+	}
+}
+
+// firstTableWait bounds awaitTable.
+const firstTableWait = 2 * time.Second
 
 // followCluster applies every new view until the proxy closes; a MOVED
 // reply (routing.requestRefresh) makes it look at once.
@@ -41,6 +78,7 @@ func (s *Server) followCluster() {
 		ch := src.Changes()
 		if v := src.View(); v != nil && v != last {
 			s.route.applyTable(tableFromView(v))
+			s.noteTable(v)
 			last = v
 		}
 		select {

@@ -45,6 +45,10 @@ type Server struct {
 	stop  chan struct{}
 	// draining is set by Close: clients read no more commands.
 	draining atomic.Bool
+	// tableKnown is closed (tableSeen set) once a cluster-mode proxy
+	// has the cluster's slot table (noteTable).
+	tableKnown chan struct{}
+	tableSeen  atomic.Bool
 
 	// cfg holds requirepass and maxclients, settable by CONFIG SET;
 	// config is CONFIG's view of the proxy's own parameters (config.go).
@@ -94,12 +98,13 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:   o,
-		log:    o.Logger,
-		start:  o.Now(),
-		stop:   make(chan struct{}),
-		myID:   stableClusterID(o.Addr),
-		replID: redisinfo.RandomHex(20),
+		opts:       o,
+		log:        o.Logger,
+		start:      o.Now(),
+		stop:       make(chan struct{}),
+		tableKnown: make(chan struct{}),
+		myID:       stableClusterID(o.Addr),
+		replID:     redisinfo.RandomHex(20),
 	}
 	// One descriptor per client, as Redis counts; a client blocked in
 	// BLPOP or holding a WATCH has a node connection of its own besides,
@@ -147,7 +152,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return ErrServerClosed
 	}
 	s.startStats()
-	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 
 	s.bg.Add(1)
 	go func() {
@@ -163,6 +167,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.bg.Done()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
+	if s.opts.Cluster != nil {
+		s.awaitTable(ctx)
+	}
+	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 	return s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log)
 }
 
