@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"net"
+	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
 )
 
 // TestShutdownLeavesCluster: SHUTDOWN sent to a cluster node (with its
@@ -131,5 +137,129 @@ func TestSighupIgnored(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("node after SIGHUP then SIGTERM: %v\n%s", err, log)
+	}
+}
+
+// TestSigtermAnswersWhatRan: a proxy or node process stopped by SIGTERM
+// while clients pipeline INCRs answers every INCR that ran before it
+// closes their connections (each counter equals the replies its client
+// received), and exits 0 promptly.
+func TestSigtermAnswersWhatRan(t *testing.T) {
+	bin := buildShardgate(t)
+	t.Run("proxy", func(t *testing.T) {
+		var nodes []string
+		for range 2 {
+			_, addr, _ := startNode(t, bin)
+			nodes = append(nodes, addr)
+		}
+		cmd := exec.Command(bin, "proxy", "--addr", "127.0.0.1:0", "--nodes", strings.Join(nodes, ","))
+		log := startLogged(t, cmd)
+		sigtermMidPipeline(t, cmd, log, log.wait(t, proxyListeningRE), func(key string) int64 {
+			var ran int64
+			for _, a := range nodes {
+				if v := getInt(t, a, key); v > 0 {
+					ran = v
+				}
+			}
+			return ran
+		})
+	})
+	t.Run("node", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd, addr, log := startNode(t, bin, "--dir", dir, "--appendfsync", "no")
+		var replayed string // a node started on dir: it replays the log
+		sigtermMidPipeline(t, cmd, log, addr, func(key string) int64 {
+			if replayed == "" {
+				_, replayed, _ = startNode(t, bin, "--dir", dir)
+			}
+			return getInt(t, replayed, key)
+		})
+	})
+}
+
+// getInt reads an integer string key from the server at addr (0 if the
+// key does not exist).
+func getInt(t *testing.T, addr, key string) int64 {
+	t.Helper()
+	c, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, err := c.DoStrings("GET", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.ParseInt(v.Text(), 10, 64)
+	return n
+}
+
+// sigtermMidPipeline has clients pipeline INCRs to addr, sends cmd
+// SIGTERM once each has had a reply, and checks that it exits 0 promptly
+// and that what ran (ran, read once it has exited) is what was answered.
+func sigtermMidPipeline(t *testing.T, cmd *exec.Cmd, log *lineLog, addr string, ran func(key string) int64) {
+	const (
+		clients = 4
+		n       = 100000 // INCRs each, in one pipeline
+	)
+	var (
+		wg      sync.WaitGroup
+		started sync.WaitGroup
+		got     [clients]int64
+		errs    = make(chan error, clients)
+	)
+	started.Add(clients)
+	for i := range clients {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		key := fmt.Sprint("sigterm:", i)
+		var req []byte
+		for range n {
+			req = difftest.AppendCommand(req, []byte("INCR"), []byte(key))
+		}
+		wg.Go(func() {
+			once := sync.OnceFunc(started.Done)
+			defer once()
+			go c.WriteRaw(req) // the server stops reading mid-pipeline
+			for {
+				v, err := c.Receive()
+				if err != nil {
+					return // the server closed the connection
+				}
+				once()
+				if v.Kind != difftest.Integer || v.Int != got[i]+1 {
+					errs <- fmt.Errorf("client %d reply %d: %v", i, got[i]+1, v)
+					return
+				}
+				got[i]++
+			}
+		})
+	}
+	started.Wait()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, log)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10s after SIGTERM\n%s", log)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range clients {
+		if r := ran(fmt.Sprint("sigterm:", i)); r != got[i] {
+			t.Errorf("client %d: %d INCRs ran, the client got %d replies", i, r, got[i])
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -195,7 +196,13 @@ func (s *Server) serveClient(c *client) {
 			s.log.Error("client goroutine panicked; connection closed", "client", c.id, "panic", r)
 		}
 		c.releaseWatches(false)
-		c.nc.Close()
+		if s.draining.Load() {
+			// Closed by Close: the replies written must reach the client
+			// (the force after the grace period closes it anyway).
+			rawio.CloseWhenSent(c.nc, s.opts.ShutdownGrace)
+		} else {
+			c.nc.Close()
+		}
 		s.removeClient(c)
 	}()
 	for {

@@ -144,7 +144,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 }
 
 // Serve accepts clients on ln until ctx ends or Close is called. It
-// returns nil after a clean shutdown.
+// returns nil after a clean shutdown, once Close has finished.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Held while the background goroutines start, so that a concurrent
 	// Close waits for them rather than racing their Add.
@@ -171,7 +171,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.awaitTable(ctx)
 	}
 	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
-	return s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log)
+	if err := s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
+		return err
+	}
+	// Closed: return once the clients have had their replies and every
+	// goroutine has ended, so that a process exiting after Serve does
+	// not cut the shutdown's drain short.
+	s.Close()
+	return nil
 }
 
 // Addr is the listening address, once Serve has started.

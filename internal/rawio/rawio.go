@@ -175,6 +175,22 @@ func CloseRead(nc net.Conn) {
 	}
 }
 
+// CloseWhenSent closes nc once the peer has acknowledged everything
+// written to it (SIOCOUTQ is 0), or within at most, or at once where that
+// cannot be told. A server that stops with requests unread must: closing
+// a socket with unread bytes resets the connection, and the reset drops
+// what the send queue still holds, replies the server has written and
+// the client has not yet received among them.
+func CloseWhenSent(nc net.Conn, within time.Duration) error {
+	if rc, ok := rawConnOf(nc); ok {
+		deadline := time.Now().Add(within)
+		for unsent(rc) > 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return nc.Close()
+}
+
 // PeerClosed reports whether the peer of nc has closed or reset the
 // connection, as far as the kernel knows now: for a TCP socket, its state
 // is no longer ESTABLISHED (a FIN or RST arrived). It is false when that

@@ -135,6 +135,19 @@ func unread(rc syscall.RawConn) bool {
 	return n > 0
 }
 
+// unsent asks for the bytes in the socket's send queue that the peer has
+// not acknowledged (SIOCOUTQ, TIOCOUTQ for sockets too).
+func unsent(rc syscall.RawConn) int {
+	n := int32(0)
+	rc.Control(func(fd uintptr) {
+		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCOUTQ, uintptr(unsafe.Pointer(&n)))
+		if e != 0 {
+			n = 0
+		}
+	})
+	return int(n)
+}
+
 // tcpInfoUnacked is the offset of tcpi_unacked in struct tcp_info (eight
 // one-byte fields, then rto, ato, snd_mss and rcv_mss); on a listening
 // socket the kernel reports its accept queue's length there.

@@ -17,6 +17,8 @@ func peerClosed(rc syscall.RawConn) bool { return false }
 
 func unread(rc syscall.RawConn) bool { return false }
 
+func unsent(rc syscall.RawConn) int { return 0 }
+
 func acceptQueue(rc syscall.RawConn) int { return 0 }
 
 func (a *Acceptor) accept() (int, *net.TCPAddr, error) {

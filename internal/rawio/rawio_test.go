@@ -420,3 +420,45 @@ func TestAcceptorResetConnection(t *testing.T) {
 		t.Fatal("the accepted connection gives no raw access")
 	}
 }
+
+// TestCloseWhenSentDeliversEverything: a server closing a connection whose
+// client has sent bytes it never read, while its own replies still sit in
+// the send queue (the client reads slowly), delivers every reply with
+// CloseWhenSent; a plain Close would reset the connection and drop them.
+func TestCloseWhenSentDeliversEverything(t *testing.T) {
+	if !supported {
+		t.Skip("rawio reads SIOCOUTQ on Linux only; this platform has no raw socket support in rawio")
+	}
+	c, peer := pair(t)
+	if _, err := peer.Write(bytes.Repeat([]byte("x"), 4096)); err != nil { // never read
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	written := make(chan error, 1)
+	go func() {
+		_, err := c.Write(bytes.Repeat([]byte("r"), size))
+		if err == nil {
+			err = CloseWhenSent(c, 10*time.Second)
+		}
+		written <- err
+	}()
+	got := 0
+	buf := make([]byte, 16<<10)
+	peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		time.Sleep(50 * time.Microsecond) // a slow reader: the replies queue up
+		n, err := peer.Read(buf)
+		got += n
+		if err != nil {
+			// EOF, or the reset the unread bytes cause once
+			// everything has been received.
+			break
+		}
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if got != size {
+		t.Fatalf("the client got %d bytes of %d", got, size)
+	}
+}
