@@ -229,19 +229,10 @@ func (s *Server) Close() error {
 		s.draining.Store(true)
 		close(s.stop)
 	}, func(c *client) { rawio.CloseRead(c.nc) })
-	if shut {
-		done := make(chan struct{})
-		go func() {
-			s.wg.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(s.opts.ShutdownGrace):
-			s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
-			for _, c := range s.snapshotClients() {
-				c.nc.Close()
-			}
+	if shut && !netserve.WaitGrace(&s.wg, s.opts.ShutdownGrace) {
+		s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
+		for _, c := range s.snapshotClients() {
+			c.nc.Close()
 		}
 	}
 	s.wg.Wait()

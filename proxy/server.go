@@ -202,14 +202,7 @@ func (s *Server) Close() error {
 		s.bg.Wait()
 		return nil
 	}
-	clientsDone := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(clientsDone)
-	}()
-	select {
-	case <-clientsDone:
-	case <-time.After(s.opts.ShutdownGrace):
+	if !netserve.WaitGrace(&s.wg, s.opts.ShutdownGrace) {
 		s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
 		for _, c := range s.snapshotClients() {
 			c.nc.Close()
@@ -223,7 +216,7 @@ func (s *Server) Close() error {
 	for _, p := range s.route.all() {
 		p.closeAll()
 	}
-	<-clientsDone
+	s.wg.Wait()
 	for _, p := range s.route.all() {
 		p.closeAll()
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -72,4 +73,23 @@ func CloseOnDone(ctx context.Context, stopped <-chan struct{}, closeFn func()) {
 		case <-stopped:
 		}
 	}()
+}
+
+// WaitGrace waits for wg for up to grace and reports whether it finished:
+// a server shutting down gives its clients that long to have their
+// replies, then disconnects whoever is still busy.
+func WaitGrace(wg *sync.WaitGroup, grace time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
