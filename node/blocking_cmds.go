@@ -274,7 +274,12 @@ func (s *Server) wait(c *client, w *waiter) {
 	}
 	if gone {
 		c.closing = true
-		return
+		if state != waitServed || !s.draining.Load() {
+			return
+		}
+		// Woken by Close, which shut only the socket's read side, after
+		// the waiter was served: the client is still there to get what
+		// was popped for it (the reply goes out before the close).
 	}
 	switch state {
 	case waitServed:

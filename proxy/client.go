@@ -222,6 +222,11 @@ func (s *Server) serveClient(c *client) {
 			if !ok {
 				break
 			}
+			if c.killed.Load() {
+				// Killed (CLIENT KILL, or the end of the shutdown
+				// grace): the rest of its pipeline is not run.
+				return
+			}
 			c.handle(args)
 			if c.closing {
 				c.finishBatch()
@@ -467,8 +472,8 @@ func (c *client) finishBatch() {
 				c.recordElementErrors(r)
 			}
 		}
-		if c.outputExceeded() {
-			break
+		if c.outputExceeded() || c.killed.Load() {
+			break // closed: the replies have nobody to go to
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops) - c.uncounted))

@@ -205,6 +205,9 @@ func (s *Server) Close() error {
 	if !netserve.WaitGrace(&s.wg, s.opts.ShutdownGrace) {
 		s.log.Warn("clients still busy after the shutdown grace period; disconnecting them", "grace", s.opts.ShutdownGrace)
 		for _, c := range s.snapshotClients() {
+			// Marked killed, so that it runs none of the commands it
+			// still has buffered (serveClient), as CLIENT KILL does.
+			c.killed.Store(true)
 			c.nc.Close()
 		}
 	}

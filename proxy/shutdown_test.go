@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,5 +94,25 @@ func TestCloseDrainsClients(t *testing.T) {
 		if count == 0 || count == n {
 			t.Logf("client %d: %d of %d INCRs ran before the stop", i, count, n)
 		}
+	}
+}
+
+// TestCloseAbandonsPipelineAfterGrace: a client that pipelines many big
+// GETs and never reads its replies holds Close for the grace period, not
+// until its pipeline has run: once the grace is over it runs none of its
+// buffered commands.
+func TestCloseAbandonsPipelineAfterGrace(t *testing.T) {
+	const grace = 300 * time.Millisecond
+	cl := proxytest.Start(t, 1, proxy.Options{ShutdownGrace: grace})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "SET", "big", strings.Repeat("v", 64<<10))
+	if err := c.WriteRaw(pipeline(20000, func(int) []string { return []string{"GET", "big"} })); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the pipeline is being served
+	start := time.Now()
+	cl.Stop()
+	if d := time.Since(start); d > grace+2*time.Second {
+		t.Errorf("Close took %v with a client not reading its replies (grace %v)", d, grace)
 	}
 }
