@@ -57,6 +57,7 @@ func (s *Server) awaitTable(ctx context.Context) {
 	defer t.Stop()
 	select {
 	case <-s.tableKnown:
+		s.log.Info("proxy has the cluster's slot table; taking clients", "nodes", s.route.numPools())
 	case <-t.C:
 		s.log.Warn("no slot table from the cluster yet (not bootstrapped?); serving clients, every slot answers CLUSTERDOWN until one comes", "waited", firstTableWait)
 	case <-ctx.Done():

@@ -152,6 +152,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return ErrServerClosed
 	}
 	s.startStats()
+	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 
 	s.bg.Add(1)
 	go func() {
@@ -170,7 +171,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.Cluster != nil {
 		s.awaitTable(ctx)
 	}
-	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 	if err := s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
 		return err
 	}
