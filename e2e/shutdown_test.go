@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -203,42 +202,20 @@ func sigtermMidPipeline(t *testing.T, cmd *exec.Cmd, log *lineLog, addr string, 
 		n       = 100000 // INCRs each, in one pipeline
 	)
 	var (
-		wg      sync.WaitGroup
-		started sync.WaitGroup
-		got     [clients]int64
-		errs    = make(chan error, clients)
+		conns []*difftest.Conn
+		keys  []string
 	)
-	started.Add(clients)
 	for i := range clients {
 		c, err := difftest.Dial(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		key := fmt.Sprint("sigterm:", i)
-		var req []byte
-		for range n {
-			req = difftest.AppendCommand(req, []byte("INCR"), []byte(key))
-		}
-		wg.Go(func() {
-			once := sync.OnceFunc(started.Done)
-			defer once()
-			go c.WriteRaw(req) // the server stops reading mid-pipeline
-			for {
-				v, err := c.Receive()
-				if err != nil {
-					return // the server closed the connection
-				}
-				once()
-				if v.Kind != difftest.Integer || v.Int != got[i]+1 {
-					errs <- fmt.Errorf("client %d reply %d: %v", i, got[i]+1, v)
-					return
-				}
-				got[i]++
-			}
-		})
+		conns = append(conns, c)
+		keys = append(keys, fmt.Sprint("sigterm:", i))
 	}
-	started.Wait()
+	load := difftest.StartIncrPipelines(conns, keys, n)
+	load.WaitStarted()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -252,14 +229,12 @@ func sigtermMidPipeline(t *testing.T, cmd *exec.Cmd, log *lineLog, addr string, 
 	case <-time.After(10 * time.Second):
 		t.Fatalf("still running 10s after SIGTERM\n%s", log)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range load.Wait() {
 		t.Error(err)
 	}
-	for i := range clients {
-		if r := ran(fmt.Sprint("sigterm:", i)); r != got[i] {
-			t.Errorf("client %d: %d INCRs ran, the client got %d replies", i, r, got[i])
+	for i, key := range keys {
+		if r := ran(key); r != load.Got[i] {
+			t.Errorf("client %d: %d INCRs ran, the client got %d replies", i, r, load.Got[i])
 		}
 	}
 }

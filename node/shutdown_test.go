@@ -36,48 +36,21 @@ func TestCloseDrainsClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	var (
-		wg      sync.WaitGroup
-		started sync.WaitGroup
-		got     [clients]int64
-		errs    = make(chan error, clients)
+		conns []*difftest.Conn
+		keys  []string
 	)
-	started.Add(clients)
 	for i := range clients {
-		c := dial(t, addr, 2)
-		key := fmt.Sprint("shutdown:ctr:", i)
-		var req []byte
-		for range n {
-			req = difftest.AppendCommand(req, []byte("INCR"), []byte(key))
-		}
-		wg.Go(func() {
-			once := sync.OnceFunc(started.Done)
-			defer once()
-			// Written from its own goroutine: the node stops reading
-			// mid-pipeline, and the rest may never fit the socket.
-			go c.WriteRaw(req)
-			for {
-				v, err := c.Receive()
-				if err != nil {
-					return // the node closed the connection
-				}
-				once()
-				if v.Kind != difftest.Integer || v.Int != got[i]+1 {
-					errs <- fmt.Errorf("client %d reply %d: %v", i, got[i]+1, v)
-					return
-				}
-				got[i]++
-			}
-		})
+		conns = append(conns, dial(t, addr, 2))
+		keys = append(keys, fmt.Sprint("shutdown:ctr:", i))
 	}
-	started.Wait() // every client has had a reply: its pipeline is being served
+	load := difftest.StartIncrPipelines(conns, keys, n)
+	load.WaitStarted()
 	start := time.Now()
 	stop()
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Close took %v with a blocked and an idle client", d)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range load.Wait() {
 		t.Error(err)
 	}
 	for _, c := range []*difftest.Conn{idle, blocked} {
@@ -88,8 +61,8 @@ func TestCloseDrainsClients(t *testing.T) {
 	// What ran is what was answered: the log holds every INCR that ran.
 	_, addr, _ = nodetest.Start(t, opts, nil)
 	c := dial(t, addr, 2)
-	for i := range clients {
-		v, err := c.DoStrings("GET", fmt.Sprint("shutdown:ctr:", i))
+	for i, key := range keys {
+		v, err := c.DoStrings("GET", key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,8 +70,8 @@ func TestCloseDrainsClients(t *testing.T) {
 		if v.Kind != difftest.NullBulk {
 			fmt.Sscan(v.Text(), &count)
 		}
-		if count != got[i] {
-			t.Errorf("client %d: the node ran %d INCRs, the client got %d replies", i, count, got[i])
+		if count != load.Got[i] {
+			t.Errorf("client %d: the node ran %d INCRs, the client got %d replies", i, count, load.Got[i])
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,44 +32,21 @@ func TestCloseDrainsClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	var (
-		wg      sync.WaitGroup
-		started sync.WaitGroup
-		got     [clients]int
-		errs    = make(chan error, clients)
+		conns []*difftest.Conn
+		keys  []string
 	)
-	started.Add(clients)
 	for i := range clients {
-		c := dial(t, cl.Addr, 2)
-		key := fmt.Sprint("shutdown:ctr:", i)
-		wg.Go(func() {
-			once := sync.OnceFunc(started.Done)
-			defer once()
-			// Written from its own goroutine: the proxy stops reading
-			// mid-pipeline, and the rest may never fit the socket.
-			go c.WriteRaw(pipeline(n, func(int) []string { return []string{"INCR", key} }))
-			for {
-				v, err := c.Receive()
-				if err != nil {
-					return // the proxy closed the connection
-				}
-				once()
-				if v.Kind != difftest.Integer || v.Int != int64(got[i]+1) {
-					errs <- fmt.Errorf("client %d reply %d: %v", i, got[i]+1, v)
-					return
-				}
-				got[i]++
-			}
-		})
+		conns = append(conns, dial(t, cl.Addr, 2))
+		keys = append(keys, fmt.Sprint("shutdown:ctr:", i))
 	}
-	started.Wait() // every client has had a reply: its pipeline is being served
+	load := difftest.StartIncrPipelines(conns, keys, n)
+	load.WaitStarted()
 	start := time.Now()
 	cl.Stop()
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Close took %v with a blocked and an idle client", d)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range load.Wait() {
 		t.Error(err)
 	}
 	for _, c := range []*difftest.Conn{idle, blocked} {
@@ -79,17 +55,16 @@ func TestCloseDrainsClients(t *testing.T) {
 		}
 	}
 	// What ran is what was answered.
-	for i := range clients {
-		key := fmt.Sprint("shutdown:ctr:", i)
-		var count int
+	for i, key := range keys {
+		var count int64
 		for _, addr := range cl.NodeAddrs {
 			nc := dial(t, addr, 2)
 			if v := do(t, nc, "GET", key); !isNull(v) {
-				count, _ = strconv.Atoi(v.Text())
+				count, _ = strconv.ParseInt(v.Text(), 10, 64)
 			}
 		}
-		if count != got[i] {
-			t.Errorf("client %d: the node ran %d INCRs, the client got %d replies", i, count, got[i])
+		if count != load.Got[i] {
+			t.Errorf("client %d: the node ran %d INCRs, the client got %d replies", i, count, load.Got[i])
 		}
 		if count == 0 || count == n {
 			t.Logf("client %d: %d of %d INCRs ran before the stop", i, count, n)
