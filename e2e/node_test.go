@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,25 @@ func startOrFail(t *testing.T, cmd *exec.Cmd) {
 	})
 }
 
+// signalAndWait sends cmd sig and fails the test unless it exits
+// cleanly within d; log is shown on failure.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig os.Signal, d time.Duration, log *lineLog) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after %v: %v\n%s", sig, err, log)
+		}
+	case <-time.After(d):
+		t.Fatalf("still running %v after %v\n%s", d, sig, log)
+	}
+}
+
 func send(t *testing.T, c net.Conn, br *bufio.Reader, cmd, want string) {
 	t.Helper()
 	if _, err := io.WriteString(c, cmd); err != nil {
@@ -157,19 +177,7 @@ func TestNodeGracefulShutdown(t *testing.T) {
 				}
 				conns = append(conns, c)
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Fatalf("exit after %v: %v\n%s", sig, err, log)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("still running 5s after %v\n%s", sig, log)
-			}
+			signalAndWait(t, cmd, sig, 5*time.Second, log)
 			if code := cmd.ProcessState.ExitCode(); code != 0 {
 				t.Fatalf("exit code %d", code)
 			}

@@ -363,19 +363,7 @@ func TestUp(t *testing.T) {
 			if got := strings.TrimSpace(runTool(t, cli, nil, "-p", port, "-c", "set", "up:k", "v")); got != "OK" {
 				t.Errorf("redis-cli -c set: %q", got)
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Fatalf("exit after %v: %v\n%s", sig, err, errLog)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("still running 5s after %v\n%s", sig, errLog)
-			}
+			signalAndWait(t, cmd, sig, 5*time.Second, errLog)
 		})
 	}
 }

@@ -216,19 +216,7 @@ func sigtermMidPipeline(t *testing.T, cmd *exec.Cmd, log *lineLog, addr string, 
 	}
 	load := difftest.StartIncrPipelines(conns, keys, n)
 	load.WaitStarted()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, log)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("still running 10s after SIGTERM\n%s", log)
-	}
+	signalAndWait(t, cmd, syscall.SIGTERM, 10*time.Second, log)
 	for _, err := range load.Wait() {
 		t.Error(err)
 	}

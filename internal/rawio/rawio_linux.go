@@ -124,23 +124,18 @@ func peerClosed(rc syscall.RawConn) bool {
 
 // unread asks for the socket's unread byte count (SIOCINQ, which Linux
 // spells TIOCINQ for sockets too).
-func unread(rc syscall.RawConn) bool {
-	n := int32(0)
-	rc.Control(func(fd uintptr) {
-		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-		if e != 0 {
-			n = 0
-		}
-	})
-	return n > 0
-}
+func unread(rc syscall.RawConn) bool { return queueLen(rc, syscall.TIOCINQ) > 0 }
 
 // unsent asks for the bytes in the socket's send queue that the peer has
 // not acknowledged (SIOCOUTQ, TIOCOUTQ for sockets too).
-func unsent(rc syscall.RawConn) int {
+func unsent(rc syscall.RawConn) int { return queueLen(rc, syscall.TIOCOUTQ) }
+
+// queueLen is the byte count the ioctl req reports for the socket; 0 when
+// it fails (a closed socket, say).
+func queueLen(rc syscall.RawConn, req uintptr) int {
 	n := int32(0)
 	rc.Control(func(fd uintptr) {
-		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCOUTQ, uintptr(unsafe.Pointer(&n)))
+		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&n)))
 		if e != 0 {
 			n = 0
 		}
