@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"path/filepath"
 	"strconv"
 
@@ -14,23 +15,26 @@ import (
 // The node reports the parameters clients and tools ask a Redis 7.0.15
 // cluster node for, with the values that describe what this node really
 // does: no automatic RDB-style snapshots (save ""), the append-only log as
-// started (appendonly, appendfsync, auto-aof-rewrite-*, dir), no eviction
-// (maxmemory 0, noeviction), one database served (but databases 16, which
-// is what a Redis cluster node reports too). Parameters the node cannot
-// change at run time answer CONFIG SET with Redis's "can't set immutable
-// config"; only requirepass and maxclients are settable because only they
-// change behaviour here. CONFIG GET * lists this table and then every
+// started (appendonly, appendfsync, auto-aof-rewrite-*, dir), maxmemory
+// with the one policy the node has (noeviction), one database served (but
+// databases 16, which is what a Redis cluster node reports too).
+// Parameters the node cannot change at run time answer CONFIG SET with
+// Redis's "can't set immutable config"; only requirepass, maxclients and
+// maxmemory are settable because only they change behaviour here. CONFIG
+// GET * lists this table and then every
 // other parameter Redis 7.0.15 knows with Redis's default value (settings
 // with no counterpart here: encodings, replication, TLS, ...), except the
 // persistence file names, which would describe files the node does not
 // write.
 
-// configParam is one parameter: how to read it, or, for the two the
+// configParam is one parameter: how to read it, or, for the ones the
 // node changes at run time, the Endpoint's parameter that serves it.
 type configParam struct {
 	name     string
 	get      func(s *Server) string
 	endpoint func(*redisconf.Endpoint) redisconf.Param
+	// settable, for the node's own run-time parameters, serves it.
+	settable func(s *Server) redisconf.Param
 }
 
 // configTable binds the parameters to s.
@@ -39,6 +43,10 @@ func (s *Server) configTable() redisconf.Table {
 	for i, p := range configParams {
 		if p.endpoint != nil {
 			t[i] = p.endpoint(s.cfg)
+			continue
+		}
+		if p.settable != nil {
+			t[i] = p.settable(s)
 			continue
 		}
 		t[i] = redisconf.Param{Name: p.name, Get: func() string { return p.get(s) }}
@@ -89,7 +97,7 @@ var configParams = []configParam{
 	{name: "requirepass", endpoint: (*redisconf.Endpoint).RequirePassParam},
 	{name: "maxclients", endpoint: (*redisconf.Endpoint).MaxClientsParam},
 	{name: "client-query-buffer-limit", get: func(s *Server) string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
-	{name: "maxmemory", get: fixed("0")},
+	{name: "maxmemory", settable: (*Server).maxMemoryParam},
 	{name: "maxmemory-policy", get: fixed("noeviction")},
 	{name: "maxmemory-samples", get: fixed("5")},
 	{name: "maxmemory-eviction-tenacity", get: fixed("10")},
@@ -102,6 +110,33 @@ var configParams = []configParam{
 	{name: "notify-keyspace-events", get: fixed("")},
 	{name: "hz", get: fixed("10")},
 	{name: "proto-max-bulk-len", get: fixed("536870912")},
+}
+
+// maxMemoryParam serves maxmemory: a memory value as Redis reads it
+// (100mb, 1gb, bytes), 0 for none.
+func (s *Server) maxMemoryParam() redisconf.Param {
+	return redisconf.Param{
+		Name: "maxmemory",
+		Get:  func() string { return strconv.FormatUint(s.maxMemory.Load(), 10) },
+		Check: func(v string) (func(), string) {
+			n, ok := redisconf.ParseMemory(v)
+			if !ok {
+				return nil, resp.ConfigReasonNotMemory
+			}
+			return func() { s.setMaxMemory(n) }, ""
+		},
+	}
+}
+
+// setMaxMemory applies maxmemory n and, as Redis, warns when the node
+// already uses more.
+func (s *Server) setMaxMemory(n uint64) {
+	s.maxMemory.Store(n)
+	used := s.mem.SetLimit(int64(min(n, math.MaxInt64)))
+	if n > 0 && uint64(used) > n {
+		s.log.Warn("maxmemory is below the memory in use: commands that may grow the data get OOM until memory is freed",
+			"maxmemory", n, "used_memory", used)
+	}
 }
 
 // listenHostPort splits the listening address for CONFIG GET bind/port.

@@ -106,6 +106,10 @@ func (s *Server) execute(c *client, args [][]byte) {
 			return
 		}
 	}
+	if s.mem.Over() && c.refusedOnOOM(cmd) {
+		c.rejectCmd(cmd, resp.ErrOOM)
+		return
+	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
 		if err := s.aof.Err(); err != nil {
 			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
@@ -117,6 +121,27 @@ func (s *Server) execute(c *client, args [][]byte) {
 		return
 	}
 	s.run(c, r, args, slot)
+}
+
+// refusedOnOOM reports whether cmd is refused while used memory is over
+// maxmemory, as Redis 7.0's processCommand decides: a command that may
+// grow the data (denyoom), an EXEC whose transaction holds one, and,
+// inside MULTI, anything but EXEC, DISCARD, QUIT and RESET (queueing
+// takes memory too).
+func (c *client) refusedOnOOM(cmd *slots.Command) bool {
+	if cmd.Has(slots.FlagDenyOOM) {
+		return true
+	}
+	if c.multi == nil {
+		return false
+	}
+	switch cmd.FullName {
+	case "exec":
+		return c.multi.denyOOM
+	case "discard", "quit", "reset":
+		return false
+	}
+	return true
 }
 
 // commandSlot returns the slot of the command's keys (-1 when it has none)

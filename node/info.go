@@ -131,7 +131,7 @@ func (s *Server) infoMemory(c *client, b *infoBuf) {
 	used := int64(m.HeapAlloc)           // approx: Go heap objects
 	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
 	peak := max(s.rates.notePeak(used), used)
-	redisinfo.MemorySection(used, rss, peak, b.str)
+	redisinfo.MemorySection(used, rss, peak, s.maxMemory.Load(), b.str)
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {

@@ -61,6 +61,9 @@ type multiState struct {
 	crossSlot bool
 	// exclusive: some stored command needs the whole keyspace.
 	exclusive bool
+	// denyOOM: some stored command may grow the data, so EXEC is refused
+	// while used memory is over maxmemory.
+	denyOOM bool
 }
 
 // queued is one stored command.
@@ -149,6 +152,9 @@ func (c *client) queue(r *route, args [][]byte, slot int) {
 		} else if m.slot != slot {
 			m.crossSlot = true
 		}
+	}
+	if r.cmd.Has(slots.FlagDenyOOM) {
+		m.denyOOM = true
 	}
 	if r.exclusive || (r.data != nil && slot < 0) ||
 		(r.conn != nil && connKeyspaceCommands[r.cmd.FullName]) {

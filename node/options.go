@@ -19,6 +19,10 @@ type Options struct {
 	// still arriving (a huge argument), or what a blocked client keeps
 	// sending.
 	QueryBufferLimit int64
+	// MaxMemory is Redis's maxmemory with the noeviction policy: while
+	// the node's live heap is over it, commands that may grow the data
+	// get Redis's OOM error (internal/memlimit). 0: no limit.
+	MaxMemory int64
 	// ActiveExpiryInterval is how often expired keys are swept in the
 	// background (Redis: 10 times a second).
 	ActiveExpiryInterval time.Duration
@@ -90,6 +94,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.QueryBufferLimit < 0 {
 		return o, errors.New("node: QueryBufferLimit must be positive")
+	}
+	if o.MaxMemory < 0 {
+		return o, errors.New("node: MaxMemory must not be negative")
 	}
 	if o.ActiveExpiryInterval == 0 {
 		o.ActiveExpiryInterval = d.ActiveExpiryInterval

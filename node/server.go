@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/memlimit"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisconf"
@@ -42,6 +43,7 @@ type Server struct {
 	config redisconf.Table      // CONFIG GET/SET's parameters
 	errs   redisinfo.ErrorStats // INFO errorstats (info.go)
 	rates  rateSampler          // INFO instantaneous_* (info.go)
+	mem    *memlimit.Guard      // maxmemory, capped at MaxInt64 (config.go)
 	runID  string               // INFO run_id, fresh for every node start
 	replID string               // INFO master_replid
 	nodeID string               // CLUSTER MYID of a standalone node, fresh for every start
@@ -61,7 +63,8 @@ type Server struct {
 	fencedBatchEnd func()
 	wg             sync.WaitGroup
 	stop           chan struct{}
-	draining       atomic.Bool // set by Close: clients read no more commands
+	draining       atomic.Bool   // set by Close: clients read no more commands
+	maxMemory      atomic.Uint64 // maxmemory as configured (CONFIG GET, INFO)
 }
 
 // serverStats are INFO's counters.
@@ -97,6 +100,7 @@ func New(opts Options) (*Server, error) {
 		s.log.Warn("maxclients lowered to what the open-files limit allows (raise ulimit -n / LimitNOFILE for more)",
 			"asked", lowered, "maxclients", s.cfg.MaxClients(), "reserved_fds", redisconf.ReservedFDs)
 	}
+	s.mem = memlimit.New(func() int64 { return s.ks.Changes() + s.ks.Stats.ExpiredKeys.Load() })
 	s.config = s.configTable()
 	s.runID = redisinfo.RandomHex(20)
 	s.replID = redisinfo.RandomHex(20)
@@ -153,10 +157,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer started()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 
-	s.wg.Add(2)
+	if s.opts.MaxMemory > 0 {
+		// After loading: replay and snapshots are not refused.
+		s.setMaxMemory(uint64(s.opts.MaxMemory))
+	}
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.activeExpiry()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.mem.Run(s.stop)
 	}()
 	go func() {
 		defer s.wg.Done()

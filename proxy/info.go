@@ -240,7 +240,7 @@ func infoMemory(_ *client, b *infoBuf, reqs []*request) {
 		used, rss, peak = used+n.used, rss+n.rss, peak+n.peak
 	}
 	peak = max(peak, used)
-	redisinfo.MemorySection(used, rss, peak, b.str)
+	redisinfo.MemorySection(used, rss, peak, 0, b.str) // the proxy holds no data: no maxmemory
 }
 
 func sectionHeader(b *infoBuf, title string) {

@@ -124,6 +124,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")
+	fs.Var((*byteSize)(&opts.MaxMemory), "maxmemory", "Redis's maxmemory with the noeviction policy: while live data exceeds this many bytes, commands that may grow it get OOM errors; reads and deletes still work (units: kb, mb, gb; 0: no limit)")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
 	fs.DurationVar(&opts.ShutdownGrace, "shutdown-grace", d.ShutdownGrace, "on SIGTERM/SIGINT or SHUTDOWN, how long clients get to receive the replies to the commands they had sent before they are disconnected")
 	appendonly := fs.Bool("appendonly", true, "with --dir: log every write to DIR/appendonly.*.aof before replying and replay it at start (Redis's appendonly); false: --dir keeps the cluster state and what SAVE/BGSAVE write to DIR/dump.snap (loaded at start)")

@@ -32,6 +32,8 @@ func TestNodeFlags(t *testing.T) {
 		{[]string{"--gossip", "127.0.0.1:0", "--reassign-after", "-1s"}, "--reassign-after must be 0"},
 		{[]string{"--gossip", "127.0.0.1:0", "--gossip-key", "tooshort"}, "bad --gossip-key"},
 		{[]string{"--gossip", "127.0.0.1:0", "--announce", "0.0.0.0:7001"}, "not an address others can reach"},
+		{[]string{"--maxmemory", "lots"}, `invalid value "lots" for flag -maxmemory`},
+		{[]string{"--maxmemory", "-1"}, `invalid value "-1" for flag -maxmemory`},
 	} {
 		var out, errb bytes.Buffer
 		rc := run(append([]string{"node"}, tc.args...), &out, &errb)
@@ -44,7 +46,7 @@ func TestNodeFlags(t *testing.T) {
 		t.Fatalf("--help: rc %d", rc)
 	}
 	for _, f := range []string{"-addr", "-gossip ", "-join", "-bootstrap-expect", "-dir", "-gossip-key", "-gossip-fast",
-		"-reassign-after", "-gossip-advertise", "-announce", "standalone"} {
+		"-reassign-after", "-gossip-advertise", "-announce", "-maxmemory", "standalone"} {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("--help does not document %s", f)
 		}
@@ -207,12 +209,15 @@ func TestNodeClusterMode(t *testing.T) {
 // TestNodeStandalone: without --gossip and --join the node serves every
 // slot, as before cluster mode existed.
 func TestNodeStandalone(t *testing.T) {
-	n := startNodeCmd(t, "--addr", "127.0.0.1:0")
+	n := startNodeCmd(t, "--addr", "127.0.0.1:0", "--maxmemory", "3gb")
 	c, err := difftest.Dial(n.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if v, _ := c.DoStrings("CONFIG", "GET", "maxmemory"); len(v.Elems) != 2 || v.Elems[1].Text() != "3221225472" {
+		t.Errorf("CONFIG GET maxmemory after --maxmemory 3gb: %v", v)
+	}
 	for _, k := range []string{"a", "b", "c", "foo"} {
 		if v, _ := c.DoStrings("SET", k, "1"); v.Text() != "OK" {
 			t.Errorf("SET %s: %s", k, v)

@@ -2,6 +2,7 @@ package redisinfo
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 )
@@ -41,14 +42,15 @@ func MemoryFields(used, rss, peak int64, field func(k, v string)) {
 }
 
 // MemorySection gives the INFO memory fields shardgate reports, in Redis's
-// order: MemoryFields, the peak percentage, maxmemory (none: no eviction),
+// order: MemoryFields, the peak percentage, maxmemory (0: none; the policy
+// is always noeviction),
 // the fragmentation ratio (rss over used), the allocator (Go's runtime,
 // not jemalloc) and lazy-free counts (none: frees are immediate).
-func MemorySection(used, rss, peak int64, field func(k, v string)) {
+func MemorySection(used, rss, peak int64, maxmemory uint64, field func(k, v string)) {
 	MemoryFields(used, rss, peak, field)
 	field("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
-	field("maxmemory", "0")
-	field("maxmemory_human", "0B")
+	field("maxmemory", strconv.FormatUint(maxmemory, 10))
+	field("maxmemory_human", BytesToHuman(int64(min(maxmemory, math.MaxInt64))))
 	field("maxmemory_policy", "noeviction")
 	field("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1))))
 	field("mem_allocator", "go-"+runtime.Version())

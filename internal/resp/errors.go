@@ -33,6 +33,9 @@ const (
 	ErrInvalidSlot       = "ERR Invalid slot"
 	ErrInvalidSlotOrKeys = "ERR Invalid slot or number of keys"
 	ErrMaxClients        = "ERR max number of clients + cluster connections reached" // a cluster-enabled Redis's text, as INFO says cluster_enabled:1
+	// ErrOOM refuses a command that may grow the data while used memory
+	// is over maxmemory (noeviction).
+	ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
 	// CONFIG REWRITE: shardgate servers take flags, never a config file.
 	ErrNoConfigFile = "ERR The server is running without a config file"
 	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that
@@ -102,6 +105,7 @@ const (
 	ConfigReasonProtected  = "can't set protected config"
 	ConfigReasonDuplicate  = "duplicate parameter"
 	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
+	ConfigReasonNotMemory  = "argument must be a memory value"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
 	// ConfigReasonMaxClientsOS is updateMaxclients's reason when the
 	// open-files limit cannot take that many clients.

@@ -1,0 +1,133 @@
+package memlimit
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// sink keeps test allocations alive (or, set to nil, makes them garbage)
+// where the compiler cannot see through it.
+var sink [][]byte
+
+func fill(mb int) [][]byte {
+	out := make([][]byte, mb)
+	for i := range out {
+		out[i] = make([]byte, 1<<20)
+		out[i][0] = 1
+	}
+	return out
+}
+
+func newTestGuard(t *testing.T) (*Guard, *atomic.Int64, *atomic.Int32) {
+	t.Helper()
+	var writes atomic.Int64
+	var gcs atomic.Int32
+	g := New(writes.Load)
+	g.collectNow = func() { gcs.Add(1); runtime.GC() }
+	t.Cleanup(func() { g.SetLimit(0); sink = nil })
+	return g, &writes, &gcs
+}
+
+func TestNoLimitNeverOver(t *testing.T) {
+	g, _, gcs := newTestGuard(t)
+	sink = fill(16)
+	g.Check()
+	if g.Over() || gcs.Load() != 0 {
+		t.Fatalf("no limit: over=%v, forced collections %d", g.Over(), gcs.Load())
+	}
+}
+
+func TestOverAtOnceAndBack(t *testing.T) {
+	g, _, _ := newTestGuard(t)
+	if used := g.SetLimit(1); used <= 1 || !g.Over() {
+		t.Fatalf("limit 1 byte: used %d, over=%v; want over", used, g.Over())
+	}
+	g.SetLimit(0)
+	if g.Over() {
+		t.Fatal("limit removed: still over")
+	}
+}
+
+// TestGarbageDoesNotCount: a heap over the limit only because of garbage
+// is collected before anything is refused; live data over it is refused.
+func TestGarbageDoesNotCount(t *testing.T) {
+	g, writes, gcs := newTestGuard(t)
+	runtime.GC()
+	base := g.Check()
+	sink = fill(64)
+	sink = nil // 64 MB of garbage
+	if used := g.SetLimit(base + 32<<20); g.Over() {
+		t.Fatalf("garbage counted: used %d over a limit of %d after %d collections", used, base+32<<20, gcs.Load())
+	}
+	sink = fill(64) // live
+	time.Sleep(minForcedGCGap)
+	writes.Add(1)
+	if used := g.Check(); !g.Over() {
+		t.Fatalf("64 MB live over a limit 32 MB above the base: used %d, not over", used)
+	}
+	// Freed: the next look after a write collects and lets writes in.
+	sink = nil
+	time.Sleep(minForcedGCGap + 4*g.gcCost)
+	writes.Add(1)
+	if used := g.Check(); g.Over() {
+		t.Fatalf("data freed: used %d, still over", used)
+	}
+}
+
+// TestNoPointlessCollections: while over the limit with no write since the
+// last collection, nothing could have been freed, so none is forced.
+func TestNoPointlessCollections(t *testing.T) {
+	g, writes, gcs := newTestGuard(t)
+	g.SetLimit(1)
+	first := gcs.Load()
+	if first != 1 {
+		t.Fatalf("crossing the limit forced %d collections, want 1", first)
+	}
+	g.Check() // within the gap
+	time.Sleep(minForcedGCGap + 4*g.gcCost)
+	g.Check() // no write since
+	if n := gcs.Load(); n != first {
+		t.Fatalf("collections forced with nothing written: %d, want %d", n, first)
+	}
+	writes.Add(1)
+	g.Check()
+	if n := gcs.Load(); n != first+1 {
+		t.Fatalf("a write since the last collection: %d collections, want %d", n, first+1)
+	}
+}
+
+// TestGoLimitFollows: Go's soft memory limit is raised above maxmemory
+// while one is set, and restored without.
+func TestGoLimitFollows(t *testing.T) {
+	g, _, _ := newTestGuard(t)
+	if !g.ownsGoLim {
+		t.Skip("GOMEMLIMIT is set for this process: the Guard leaves Go's limit alone")
+	}
+	before := debug.SetMemoryLimit(-1)
+	g.SetLimit(1 << 30)
+	if got := debug.SetMemoryLimit(-1); got != 1<<30+1<<28 {
+		t.Fatalf("Go's limit with maxmemory 1gb: %d, want %d", got, 1<<30+1<<28)
+	}
+	g.SetLimit(0)
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Fatalf("Go's limit after maxmemory 0: %d, want %d as before", got, before)
+	}
+}
+
+func TestRunStops(t *testing.T) {
+	g, _, _ := newTestGuard(t)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { g.Run(stop); close(done) }()
+	g.SetLimit(1)
+	time.Sleep(3 * SampleInterval)
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("Run did not return after stop closed")
+	}
+}

@@ -1,0 +1,86 @@
+package node_test
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
+)
+
+// TestMaxMemoryLiveData fills a node started with --maxmemory 48 MB above
+// what the process holds: writes get OOM once the values stored pass the
+// limit (not before a third of it: the test client, in the same process,
+// holds buffers too), reads and deletes go on, INFO reports the limit, and
+// once the values are deleted writes are taken again.
+func TestMaxMemoryLiveData(t *testing.T) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := int64(ms.HeapAlloc) + 48<<20
+	_, addr, _ := nodetest.Start(t, node.Options{MaxMemory: limit}, nil)
+	c := dialDiff(t, addr)
+
+	if v, err := c.DoStrings("CONFIG", "GET", "maxmemory"); err != nil || len(v.Elems) != 2 || v.Elems[1].Text() != strconv.FormatInt(limit, 10) {
+		t.Fatalf("CONFIG GET maxmemory: %v %v, want %d", v, err, limit)
+	}
+	info, err := c.DoStrings("INFO", "memory")
+	if err != nil || !strings.Contains(info.Text(), fmt.Sprintf("\r\nmaxmemory:%d\r\n", limit)) {
+		t.Fatalf("INFO memory: %v %v, want maxmemory:%d", info, err, limit)
+	}
+
+	value := strings.Repeat("v", 1<<20)
+	stored := 0
+	for ; stored < 200; stored++ {
+		v, err := c.DoStrings("SET", fmt.Sprint("mm:", stored), value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.IsError() {
+			if v.Text() != "OOM command not allowed when used memory > 'maxmemory'." {
+				t.Fatalf("SET refused with %q", v.Text())
+			}
+			break
+		}
+		if stored%8 == 7 {
+			// Let the sampler see the heap, as time passes between
+			// writes in a real workload.
+			time.Sleep(30 * time.Millisecond)
+		}
+	}
+	t.Logf("OOM after %d values of 1 MB", stored)
+	if stored < 16 || stored >= 200 {
+		t.Fatalf("%d values of 1 MB stored under a limit 48 MB above the start; want OOM between 16 and 200 (the test client shares the heap)", stored)
+	}
+	for _, cmd := range [][]string{{"GET", "mm:0"}, {"STRLEN", "mm:1"}, {"EXISTS", "mm:2"}, {"DBSIZE"}} {
+		if v, err := c.DoStrings(cmd...); err != nil || v.IsError() {
+			t.Fatalf("%v over the limit: %v %v, want it served", cmd, v, err)
+		}
+	}
+	if v, err := c.DoStrings("RPUSH", "mm:list", "x"); err != nil || !v.IsError() || !strings.HasPrefix(v.Text(), "OOM ") {
+		t.Fatalf("RPUSH over the limit: %v %v, want OOM", v, err)
+	}
+	for i := range stored {
+		if v, err := c.DoStrings("DEL", fmt.Sprint("mm:", i)); err != nil || v.IsError() {
+			t.Fatalf("DEL over the limit: %v %v", v, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := c.DoStrings("SET", "mm:after", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.IsError() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SET 5 s after deleting every value: %v", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
