@@ -102,14 +102,54 @@ func (s *Server) proxyLayout() *clusterfmt.Layout {
 func (s *Server) unservedSlots() int {
 	n := 0
 	for slot := range uint16(slots.Count) {
-		o := s.route.ownerOf(slot)
-		if o < 0 {
-			n++
-			continue
-		}
-		if p := s.route.pool(o); !p.served() || p.down.Load() {
+		if !s.slotServed(slot) {
 			n++
 		}
 	}
 	return n
+}
+
+// slotServed reports whether the proxy can serve slot now.
+func (s *Server) slotServed(slot uint16) bool {
+	o := s.route.ownerOf(slot)
+	if o < 0 {
+		return false
+	}
+	p := s.route.pool(o)
+	return p.served() && !p.down.Load()
+}
+
+// dropUnserved removes from l's ranges the slots the proxy cannot serve
+// now, for CLUSTER NODES. Tools that check a cluster's health from it
+// (redis-cli --cluster check) then see those slots uncovered, as they see
+// a failed master's when they cannot reach it, and a client that routes
+// by it (Lettuce) fails only the keys of those slots. CLUSTER SLOTS and
+// SHARDS keep every slot: redis-py's RedisCluster refuses a table with a
+// gap, which would fail the served slots too.
+func (s *Server) dropUnserved(l *clusterfmt.Layout) {
+	if s.unservedSlots() == 0 {
+		return
+	}
+	for i := range l.Nodes {
+		n := &l.Nodes[i]
+		var kept []clusterfmt.Range
+		for _, r := range n.Ranges {
+			open := false
+			var first uint16
+			for slot := int(r.First); slot <= int(r.Last); slot++ {
+				ok := s.slotServed(uint16(slot))
+				switch {
+				case ok && !open:
+					open, first = true, uint16(slot)
+				case !ok && open:
+					open = false
+					kept = append(kept, clusterfmt.Range{First: first, Last: uint16(slot - 1)})
+				}
+			}
+			if open {
+				kept = append(kept, clusterfmt.Range{First: first, Last: r.Last})
+			}
+		}
+		n.Ranges = kept
+	}
 }

@@ -186,8 +186,11 @@ func init() {
 					return
 				}
 			}
-			if v.name == "info" {
+			switch v.name {
+			case "info":
 				l.Unserved = c.srv.unservedSlots()
+			case "nodes":
+				c.srv.dropUnserved(l)
 			}
 			v.write(&c.local, l, args[2:])
 		}

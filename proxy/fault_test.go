@@ -201,6 +201,15 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 		!strings.Contains(v.Text(), "cluster_slots_ok:10922\r\n") || !strings.Contains(v.Text(), "cluster_slots_fail:5462\r\n") {
 		t.Errorf("CLUSTER INFO with a node down:\n%s", v.Text())
 	}
+	// CLUSTER NODES leaves the dead node's slots out, so that redis-cli
+	// --cluster check reports them uncovered; CLUSTER SLOTS keeps them
+	// (a client refusing a table with gaps would fail the other slots).
+	if v := do(t, c, "CLUSTER", "NODES"); !strings.HasSuffix(strings.TrimSpace(v.Text()), " connected 0-5460 10923-16383") {
+		t.Errorf("CLUSTER NODES with node 1 of 3 down: %q, want slots 0-5460 10923-16383", v.Text())
+	}
+	if v := do(t, c, "CLUSTER", "SLOTS"); len(v.Elems) != 1 || v.Elems[0].Elems[0].Int != 0 || v.Elems[0].Elems[1].Int != 16383 {
+		t.Errorf("CLUSTER SLOTS with a node down: %v, want 0-16383", v)
+	}
 	// INFO keyspace counts the keys of the nodes that answer; DBSIZE,
 	// which must be exact, does not guess.
 	if v := do(t, c, "INFO", "keyspace"); !strings.Contains(v.Text(), "db0:keys=2,") {
@@ -251,6 +260,9 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 	if v := do(t, c, "CLUSTER", "INFO"); !strings.Contains(v.Text(), "cluster_state:ok\r\n") ||
 		!strings.Contains(v.Text(), "cluster_slots_ok:16384\r\n") {
 		t.Errorf("CLUSTER INFO after the node came back:\n%s", v.Text())
+	}
+	if v := do(t, c, "CLUSTER", "NODES"); !strings.HasSuffix(strings.TrimSpace(v.Text()), " connected 0-16383") {
+		t.Errorf("CLUSTER NODES after the node came back: %q", v.Text())
 	}
 	// A RESP3 client had no connection to the node yet: it dials fresh.
 	c3 := dial(t, cl.Addr, 3)
