@@ -25,17 +25,17 @@ import (
 //
 // While the command waits, a goroutine keeps reading the client's socket:
 // commands the client pipelines meanwhile are parsed and kept for later
-// (a blocked Redis client processes nothing until it is unblocked), except
-// that QUIT cancels the wait: the proxy unblocks the node-side client
-// (CLIENT UNBLOCK ... TIMEOUT, so a command the node has already served
-// still delivers its element), passes on the reply and answers QUIT. A
-// client that disconnects (or is killed, or overflows its query buffer)
-// has its dedicated connection closed, which makes the node drop the
-// waiter. A node that dies fails the command at once (its connection's
-// reader fails it, ErrNodeConnLost). The watchdog (NodeTimeout) leaves a
-// blocked connection alone; instead, a command with a finite timeout whose
-// reply has not come NodeTimeout after that timeout is cut off the same
-// way.
+// (a blocked Redis client processes nothing until it is unblocked; a QUIT
+// among them, as in Redis 7.0, waits too and is answered once the command
+// has its reply). A client that disconnects (or is killed, or overflows
+// its query buffer) is unblocked on the node (CLIENT UNBLOCK, asked again
+// until the node has the command), and what a pop the node had already
+// served took goes back to its list (returnPopped); a node that ignores
+// the unblock has the dedicated connection closed. A node that dies fails
+// the command at once (its connection's reader fails it,
+// ErrNodeConnLost). The watchdog (NodeTimeout) leaves a blocked connection
+// alone; instead, a command with a finite timeout whose reply has not come
+// NodeTimeout after that timeout is cut off the same way.
 //
 // When the command ends normally the dedicated connection goes back to
 // the node's pool. Its node-side client id (CLIENT ID, asked before the
@@ -713,6 +713,15 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 		c.local.B = resp.AppendValue(c.local.B, v)
 	}
 	c.addLocal(mark)
+	if rawio.PeerClosed(c.nc) {
+		// Gone while the pop ran. Redis would have read the command,
+		// found the list empty and blocked, then read the close: a push
+		// from another client sent after the close, which this pop may
+		// have overtaken in the proxy, keeps its element there. Give it
+		// back, as for a blocked client that left (returnPopped).
+		c.closing = true
+		c.returnPopped(n, cmd, args, bytes.Clone(c.local.B[mark:]))
+	}
 	return true
 }
 
