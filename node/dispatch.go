@@ -199,6 +199,9 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	if r.exclusive {
 		s.ks.Lock()
 		defer s.ks.Unlock()
+		// FLUSHALL and FLUSHDB free the data: over maxmemory, writes
+		// are let in as soon as a collection confirms it.
+		defer s.mem.Freed()
 		ctx.Exclusive = true
 		if slot >= 0 {
 			ctx.Shard = s.ks.Shard(uint16(slot))

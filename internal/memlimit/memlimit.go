@@ -5,20 +5,22 @@
 //
 // Used memory is the Go heap's allocated objects, the figure INFO reports
 // as used_memory. Redis's allocator frees at once; Go's heap also holds
-// garbage until the next collection, so crossing the limit alone does not
-// make a Guard say "over": it first collects (runtime.GC) and looks again,
-// and only live data over the limit refuses writes. Collections it forces
-// are spaced so that they take at most a quarter of the time, and while
-// the heap stays over it collects again only after a write (a delete may
-// have freed something; refused commands free nothing). Go's own soft
-// memory limit is raised to match, a headroom above maxmemory, so the
-// runtime collects before the heap doubles past it (GOGC's pace) unless
-// GOMEMLIMIT was set for the process.
+// garbage until the next collection, so a heap over the limit refuses
+// nothing unless the live data the Guard's last collection found is over
+// it too. When the heap crosses the limit while that collection found
+// less, the Guard collects (runtime.GC) to know, and writes go on
+// meanwhile; it collects again while over only after a write (a delete
+// may have freed something; refused commands free nothing), or at once
+// after Freed (a flush). Collections it forces are spaced by at least twice the last
+// one's duration. Go's own soft memory limit is raised to match, a
+// headroom above maxmemory, so the runtime collects before the heap
+// doubles past it (GOGC's pace), unless GOMEMLIMIT was set for the
+// process.
 //
 // The check itself is one atomic load: a sampler reads the heap every
-// SampleInterval, so a burst of writes may pass the limit by what arrives
-// in that time, as one big write passes it in Redis too (the check comes
-// before the command).
+// SampleInterval, so writes may pass the limit by what arrives before the
+// sampler and a collection catch up, as one big write passes it in Redis
+// too (the check comes before the command).
 package memlimit
 
 import (
@@ -39,8 +41,12 @@ const SampleInterval = 10 * time.Millisecond
 // forces, whatever the last one cost.
 const minForcedGCGap = 100 * time.Millisecond
 
-// heapMetric is the live-and-not-yet-swept heap: INFO's used_memory.
-const heapMetric = "/memory/classes/heap/objects:bytes"
+// The metrics read: the heap's objects, live or not yet swept (INFO's
+// used_memory), and the live heap the last collection marked.
+const (
+	heapMetric = "/memory/classes/heap/objects:bytes"
+	liveMetric = "/gc/heap/live:bytes"
+)
 
 // Guard tracks one server's maxmemory. The zero value is not usable; use
 // New.
@@ -57,6 +63,7 @@ type Guard struct {
 	lastGC     time.Time
 	gcCost     time.Duration
 	gcWrites   int64
+	live       int64  // live heap the Guard's last collection found
 	ownsGoLim  bool   // GOMEMLIMIT was not set: the Guard sets Go's limit
 	baseGoLim  int64  // Go's limit before the Guard changed it
 	collectNow func() // runtime.GC, replaced in tests
@@ -73,7 +80,7 @@ func New(writes func() int64) *Guard {
 	_, env := os.LookupEnv("GOMEMLIMIT")
 	return &Guard{
 		writes:     writes,
-		sample:     []metrics.Sample{{Name: heapMetric}},
+		sample:     []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}},
 		ownsGoLim:  !env,
 		baseGoLim:  debug.SetMemoryLimit(-1),
 		collectNow: runtime.GC,
@@ -125,33 +132,54 @@ func (g *Guard) Check() int64 {
 }
 
 func (g *Guard) checkLocked() int64 {
-	used := g.heap()
+	heap := g.read(heapMetric)
 	limit := g.limit.Load()
-	if limit == 0 || used <= limit {
+	if limit == 0 || heap <= limit {
 		g.over.Store(false)
-		return used
+		return heap
 	}
+	// The heap is over; the data may not be. Collect to know when the
+	// Guard's last collection found the data under the limit, or when
+	// something may have been freed since. (Not the runtime's own
+	// collections: one that runs while a write load allocates counts
+	// what is allocated meanwhile as live.)
 	writes := g.writes()
-	since := time.Since(g.lastGC)
-	worth := !g.over.Load() || writes != g.gcWrites
-	if worth && since >= max(minForcedGCGap, 4*g.gcCost) {
+	if (g.live <= limit || writes != g.gcWrites) && time.Since(g.lastGC) >= max(minForcedGCGap, 2*g.gcCost) {
 		start := time.Now()
 		g.collectNow()
 		g.gcCost = time.Since(start)
 		g.lastGC = time.Now()
 		g.gcWrites = writes
-		used = g.heap()
+		g.live = g.read(liveMetric)
+		heap = g.read(heapMetric)
 	}
-	g.over.Store(used > limit)
-	return used
+	g.over.Store(heap > limit && g.live > limit)
+	return heap
 }
 
-func (g *Guard) heap() int64 {
-	metrics.Read(g.sample)
-	if g.sample[0].Value.Kind() != metrics.KindUint64 {
+// Freed tells the Guard that much was just freed (a flush): while over,
+// the next sample collects without waiting for the usual spacing.
+func (g *Guard) Freed() {
+	if !g.over.Load() {
+		return
+	}
+	g.mu.Lock()
+	g.lastGC = time.Time{}
+	g.gcWrites--
+	g.mu.Unlock()
+}
+
+// read returns one of the metrics, in bytes.
+func (g *Guard) read(name string) int64 {
+	i := 0
+	if name == liveMetric {
+		i = 1
+	}
+	metrics.Read(g.sample[i : i+1])
+	if g.sample[i].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return int64(g.sample[0].Value.Uint64())
+	return int64(g.sample[i].Value.Uint64())
 }
 
 // Run samples the heap every SampleInterval until stop closes (while no

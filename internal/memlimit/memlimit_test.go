@@ -21,6 +21,20 @@ func fill(mb int) [][]byte {
 	return out
 }
 
+// churn allocates mb megabytes that die at once, one at a time: garbage
+// as a write load makes it, where a collection at any moment finds little
+// of it live.
+func churn(mb int) {
+	for range mb {
+		b := make([]byte, 1<<20)
+		b[0] = 1
+		sinkOne = b
+	}
+	sinkOne = nil
+}
+
+var sinkOne []byte
+
 func newTestGuard(t *testing.T) (*Guard, *atomic.Int64, *atomic.Int32) {
 	t.Helper()
 	var writes atomic.Int64
@@ -57,8 +71,7 @@ func TestGarbageDoesNotCount(t *testing.T) {
 	g, writes, gcs := newTestGuard(t)
 	runtime.GC()
 	base := g.Check()
-	sink = fill(64)
-	sink = nil // 64 MB of garbage
+	churn(64) // 64 MB of garbage
 	if used := g.SetLimit(base + 32<<20); g.Over() {
 		t.Fatalf("garbage counted: used %d over a limit of %d after %d collections", used, base+32<<20, gcs.Load())
 	}
@@ -70,10 +83,50 @@ func TestGarbageDoesNotCount(t *testing.T) {
 	}
 	// Freed: the next look after a write collects and lets writes in.
 	sink = nil
-	time.Sleep(minForcedGCGap + 4*g.gcCost)
+	time.Sleep(minForcedGCGap + 2*g.gcCost)
 	writes.Add(1)
 	if used := g.Check(); g.Over() {
 		t.Fatalf("data freed: used %d, still over", used)
+	}
+}
+
+// TestGarbageWithinTheGap: garbage that takes the heap over the limit
+// right after a forced collection, before another may run, refuses
+// nothing: the last collection found the live data under the limit.
+func TestGarbageWithinTheGap(t *testing.T) {
+	g, writes, gcs := newTestGuard(t)
+	runtime.GC()
+	base := g.Check()
+	sink = fill(24) // live data, under the limit
+	limit := base + 32<<20
+	g.SetLimit(limit)
+	for round := range 5 {
+		churn(64)
+		writes.Add(1) // overwrites
+		if used := g.Check(); g.Over() {
+			t.Fatalf("round %d: garbage took the heap to %d over a limit of %d with 24 MB live: refused (%d collections)",
+				round, used, limit, gcs.Load())
+		}
+	}
+}
+
+// TestFreedCollectsAtOnce: after a flush, while over, the next look
+// collects without waiting for the spacing or a counted write.
+func TestFreedCollectsAtOnce(t *testing.T) {
+	g, _, gcs := newTestGuard(t)
+	g.SetLimit(1)
+	g.Check()
+	n := gcs.Load()
+	g.Freed()
+	g.Check()
+	if got := gcs.Load(); got != n+1 {
+		t.Fatalf("Check after Freed: %d collections, want %d", got, n+1)
+	}
+	g.SetLimit(0)
+	g.Freed() // under: nothing to do
+	g.Check()
+	if got := gcs.Load(); got != n+1 {
+		t.Fatalf("Freed without a limit collected: %d, want %d", got, n+1)
 	}
 }
 
@@ -82,20 +135,29 @@ func TestGarbageDoesNotCount(t *testing.T) {
 func TestNoPointlessCollections(t *testing.T) {
 	g, writes, gcs := newTestGuard(t)
 	g.SetLimit(1)
-	first := gcs.Load()
-	if first != 1 {
-		t.Fatalf("crossing the limit forced %d collections, want 1", first)
-	}
-	g.Check() // within the gap
-	time.Sleep(minForcedGCGap + 4*g.gcCost)
-	g.Check() // no write since
-	if n := gcs.Load(); n != first {
-		t.Fatalf("collections forced with nothing written: %d, want %d", n, first)
+	if !g.Over() {
+		t.Fatal("limit 1 byte: not over")
 	}
 	writes.Add(1)
-	g.Check()
+	g.Check() // a write since: collects
+	first := gcs.Load()
+	if first == 0 {
+		t.Fatal("a write while over forced no collection")
+	}
+	writes.Add(1)
+	g.Check() // within the gap
+	time.Sleep(minForcedGCGap + 2*g.gcCost)
+	g.Check() // a write since, the gap passed: collects
 	if n := gcs.Load(); n != first+1 {
-		t.Fatalf("a write since the last collection: %d collections, want %d", n, first+1)
+		t.Fatalf("collections: %d, want %d (one after the gap)", n, first+1)
+	}
+	time.Sleep(minForcedGCGap + 2*g.gcCost)
+	g.Check() // nothing written since
+	if n := gcs.Load(); n != first+1 {
+		t.Fatalf("collections forced with nothing written: %d, want %d", n, first+1)
+	}
+	if !g.Over() {
+		t.Fatal("no longer over a 1-byte limit")
 	}
 }
 

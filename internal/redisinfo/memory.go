@@ -49,8 +49,13 @@ func MemoryFields(used, rss, peak int64, field func(k, v string)) {
 func MemorySection(used, rss, peak int64, maxmemory uint64, field func(k, v string)) {
 	MemoryFields(used, rss, peak, field)
 	field("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
-	field("maxmemory", strconv.FormatUint(maxmemory, 10))
-	field("maxmemory_human", BytesToHuman(int64(min(maxmemory, math.MaxInt64))))
+	// Redis prints maxmemory signed (%lld) and its human form unsigned.
+	field("maxmemory", strconv.FormatInt(int64(maxmemory), 10))
+	if maxmemory > math.MaxInt64 {
+		field("maxmemory_human", strconv.FormatUint(maxmemory, 10)+"B")
+	} else {
+		field("maxmemory_human", BytesToHuman(int64(maxmemory)))
+	}
 	field("maxmemory_policy", "noeviction")
 	field("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1))))
 	field("mem_allocator", "go-"+runtime.Version())
