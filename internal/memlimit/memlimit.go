@@ -58,8 +58,9 @@ type Guard struct {
 	// after none is pointless.
 	writes func() int64
 
-	mu         sync.Mutex // sample, SetLimit
-	sample     []metrics.Sample
+	mu         sync.Mutex // the samples, SetLimit
+	heapSample []metrics.Sample
+	liveSample []metrics.Sample
 	lastGC     time.Time
 	gcCost     time.Duration
 	gcWrites   int64
@@ -80,7 +81,8 @@ func New(writes func() int64) *Guard {
 	_, env := os.LookupEnv("GOMEMLIMIT")
 	return &Guard{
 		writes:     writes,
-		sample:     []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}},
+		heapSample: []metrics.Sample{{Name: heapMetric}},
+		liveSample: []metrics.Sample{{Name: liveMetric}},
 		ownsGoLim:  !env,
 		baseGoLim:  debug.SetMemoryLimit(-1),
 		collectNow: runtime.GC,
@@ -132,7 +134,7 @@ func (g *Guard) Check() int64 {
 }
 
 func (g *Guard) checkLocked() int64 {
-	heap := g.read(heapMetric)
+	heap := read(g.heapSample)
 	limit := g.limit.Load()
 	if limit == 0 || heap <= limit {
 		g.over.Store(false)
@@ -150,8 +152,8 @@ func (g *Guard) checkLocked() int64 {
 		g.gcCost = time.Since(start)
 		g.lastGC = time.Now()
 		g.gcWrites = writes
-		g.live = g.read(liveMetric)
-		heap = g.read(heapMetric)
+		g.live = read(g.liveSample)
+		heap = read(g.heapSample)
 	}
 	g.over.Store(heap > limit && g.live > limit)
 	return heap
@@ -169,17 +171,13 @@ func (g *Guard) Freed() {
 	g.mu.Unlock()
 }
 
-// read returns one of the metrics, in bytes.
-func (g *Guard) read(name string) int64 {
-	i := 0
-	if name == liveMetric {
-		i = 1
-	}
-	metrics.Read(g.sample[i : i+1])
-	if g.sample[i].Value.Kind() != metrics.KindUint64 {
+// read reads a one-metric sample, in bytes.
+func read(sample []metrics.Sample) int64 {
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return int64(g.sample[i].Value.Uint64())
+	return int64(sample[0].Value.Uint64())
 }
 
 // Run samples the heap every SampleInterval until stop closes (while no
