@@ -2,7 +2,6 @@ package proxy_test
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,20 +39,7 @@ func TestCloseDrainsClients(t *testing.T) {
 		keys = append(keys, fmt.Sprint("shutdown:ctr:", i))
 	}
 	load := difftest.StartIncrPipelines(conns, keys, n)
-	load.WaitStarted()
-	start := time.Now()
-	cl.Stop()
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Close took %v with a blocked and an idle client", d)
-	}
-	for _, err := range load.Wait() {
-		t.Error(err)
-	}
-	for _, c := range []*difftest.Conn{idle, blocked} {
-		if v, err := c.Receive(); err != io.EOF {
-			t.Errorf("idle or blocked client after Close: %v %v, want EOF", v, err)
-		}
-	}
+	load.StopUnderLoad(t, cl.Stop, 10*time.Second, idle, blocked)
 	// What ran is what was answered.
 	for i, key := range keys {
 		var count int64

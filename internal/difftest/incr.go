@@ -2,7 +2,10 @@ package difftest
 
 import (
 	"fmt"
+	"io"
 	"sync"
+	"testing"
+	"time"
 )
 
 // IncrPipelines is a shutdown test's load: each connection pipelines n
@@ -65,4 +68,26 @@ func (p *IncrPipelines) Wait() []error {
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// StopUnderLoad runs stop once the load is flowing and checks what a
+// clean shutdown owes: stop returns within bound, every pipeline ends in
+// order (Wait's errors), and each connection in gone, idle or blocked,
+// is closed without a reply. Got is then valid.
+func (p *IncrPipelines) StopUnderLoad(t testing.TB, stop func(), bound time.Duration, gone ...*Conn) {
+	t.Helper()
+	p.WaitStarted()
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > bound {
+		t.Errorf("Close took %v with a blocked and an idle client", d)
+	}
+	for _, err := range p.Wait() {
+		t.Error(err)
+	}
+	for _, c := range gone {
+		if v, err := c.Receive(); err != io.EOF {
+			t.Errorf("idle or blocked client after Close: %v %v, want EOF", v, err)
+		}
+	}
 }
