@@ -11,8 +11,9 @@
 // less, the Guard collects (runtime.GC) to know, and writes go on
 // meanwhile; it collects again while over only after a write (a delete
 // may have freed something; refused commands free nothing), or at once
-// after Freed (a flush). Collections it forces are spaced by at least twice the last
-// one's duration. Go's own soft memory limit is raised to match, a
+// after Freed (a flush). Collections it forces are spaced by twice the
+// last one's duration (at least 100 ms), or by its duration alone once
+// what was allocated since could by itself take the data over. Go's own soft memory limit is raised to match, a
 // headroom above maxmemory, so the runtime collects before the heap
 // doubles past it (GOGC's pace), unless GOMEMLIMIT was set for the
 // process.
@@ -58,16 +59,17 @@ type Guard struct {
 	// after none is pointless.
 	writes func() int64
 
-	mu         sync.Mutex // the samples, SetLimit
-	heapSample []metrics.Sample
-	liveSample []metrics.Sample
-	lastGC     time.Time
-	gcCost     time.Duration
-	gcWrites   int64
-	live       int64  // live heap the Guard's last collection found
-	ownsGoLim  bool   // GOMEMLIMIT was not set: the Guard sets Go's limit
-	baseGoLim  int64  // Go's limit before the Guard changed it
-	collectNow func() // runtime.GC, replaced in tests
+	mu          sync.Mutex // the samples, SetLimit
+	heapSample  []metrics.Sample
+	liveSample  []metrics.Sample
+	lastGC      time.Time
+	gcCost      time.Duration
+	gcWrites    int64
+	live        int64  // live heap the Guard's last collection found
+	heapAfterGC int64  // the heap just after it
+	ownsGoLim   bool   // GOMEMLIMIT was not set: the Guard sets Go's limit
+	baseGoLim   int64  // Go's limit before the Guard changed it
+	collectNow  func() // runtime.GC, replaced in tests
 }
 
 // New returns a Guard with no limit. writes reports a count that grows
@@ -146,7 +148,15 @@ func (g *Guard) checkLocked() int64 {
 	// collections: one that runs while a write load allocates counts
 	// what is allocated meanwhile as live.)
 	writes := g.writes()
-	if (g.live <= limit || writes != g.gcWrites) && time.Since(g.lastGC) >= max(minForcedGCGap, 2*g.gcCost) {
+	gap := max(minForcedGCGap, 2*g.gcCost)
+	if heap-g.heapAfterGC > limit-g.live {
+		// What was allocated since the last collection could by
+		// itself take the data over: look again as soon as the last
+		// collection's cost allows, or big writes run far past the
+		// limit while the heap's garbage hides them.
+		gap = g.gcCost
+	}
+	if (g.live <= limit || writes != g.gcWrites) && time.Since(g.lastGC) >= gap {
 		start := time.Now()
 		g.collectNow()
 		g.gcCost = time.Since(start)
@@ -154,6 +164,7 @@ func (g *Guard) checkLocked() int64 {
 		g.gcWrites = writes
 		g.live = read(g.liveSample)
 		heap = read(g.heapSample)
+		g.heapAfterGC = heap
 	}
 	g.over.Store(heap > limit && g.live > limit)
 	return heap

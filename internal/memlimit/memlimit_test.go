@@ -110,6 +110,31 @@ func TestGarbageWithinTheGap(t *testing.T) {
 	}
 }
 
+// TestGrowthWithinTheGap: live data that grows past the limit right after
+// a collection found it under (with garbage around) is refused at the next
+// look, not once the usual spacing has passed: what was allocated since
+// could by itself hold more than the room that collection left.
+func TestGrowthWithinTheGap(t *testing.T) {
+	g, writes, _ := newTestGuard(t)
+	runtime.GC()
+	base := g.Check()
+	sink = fill(24)
+	limit := base + 32<<20
+	g.SetLimit(limit)
+	churn(64)
+	writes.Add(1)
+	g.Check() // collects: under
+	if g.Over() {
+		t.Fatal("24 MB live under a limit 32 MB above the base: over")
+	}
+	sink = append(sink, fill(16)...) // 40 MB live
+	writes.Add(1)
+	time.Sleep(g.gcCost)
+	if used := g.Check(); !g.Over() {
+		t.Fatalf("40 MB live over a limit 32 MB above the base, %v after a collection: not over (used %d)", g.gcCost, used)
+	}
+}
+
 // TestFreedCollectsAtOnce: after a flush, while over, the next look
 // collects without waiting for the spacing or a counted write.
 func TestFreedCollectsAtOnce(t *testing.T) {
