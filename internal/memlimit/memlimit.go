@@ -65,6 +65,7 @@ type Guard struct {
 	lastGC      time.Time
 	gcCost      time.Duration
 	gcWrites    int64
+	freed       bool   // Freed since the last collection
 	live        int64  // live heap the Guard's last collection found
 	heapAfterGC int64  // the heap just after it
 	ownsGoLim   bool   // GOMEMLIMIT was not set: the Guard sets Go's limit
@@ -73,13 +74,8 @@ type Guard struct {
 }
 
 // New returns a Guard with no limit. writes reports a count that grows
-// with every write the server applies (nil: assume every sample follows
-// writes).
+// with every write the server applies.
 func New(writes func() int64) *Guard {
-	if writes == nil {
-		var n atomic.Int64
-		writes = func() int64 { return n.Add(1) }
-	}
 	_, env := os.LookupEnv("GOMEMLIMIT")
 	return &Guard{
 		writes:     writes,
@@ -90,9 +86,6 @@ func New(writes func() int64) *Guard {
 		collectNow: runtime.GC,
 	}
 }
-
-// Limit is the current maxmemory in bytes (0: none).
-func (g *Guard) Limit() int64 { return g.limit.Load() }
 
 // Over reports whether denyoom commands are refused now.
 func (g *Guard) Over() bool { return g.over.Load() }
@@ -156,12 +149,13 @@ func (g *Guard) checkLocked() int64 {
 		// limit while the heap's garbage hides them.
 		gap = g.gcCost
 	}
-	if (g.live <= limit || writes != g.gcWrites) && time.Since(g.lastGC) >= gap {
+	if g.freed || (g.live <= limit || writes != g.gcWrites) && time.Since(g.lastGC) >= gap {
 		start := time.Now()
 		g.collectNow()
 		g.gcCost = time.Since(start)
 		g.lastGC = time.Now()
 		g.gcWrites = writes
+		g.freed = false
 		g.live = read(g.liveSample)
 		heap = read(g.heapSample)
 		g.heapAfterGC = heap
@@ -177,8 +171,7 @@ func (g *Guard) Freed() {
 		return
 	}
 	g.mu.Lock()
-	g.lastGC = time.Time{}
-	g.gcWrites--
+	g.freed = true
 	g.mu.Unlock()
 }
 
