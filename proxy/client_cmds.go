@@ -41,9 +41,7 @@ func cmdClientSetName(c *client, args [][]byte) {
 }
 
 func cmdClientGetName(c *client, _ [][]byte) {
-	c.mu.Lock()
-	name := c.name
-	c.mu.Unlock()
+	name := c.clientName()
 	if name == "" {
 		c.local.Null()
 		return
@@ -155,6 +153,13 @@ func (s *Server) lookupClient(id int64) (*client, bool) {
 
 // validClientName: Redis allows only printable ASCII without spaces.
 func validClientName(b []byte) bool { return redisinfo.ValidName(b) }
+
+// clientName is the connection name, "" if none.
+func (c *client) clientName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}
 
 // setName sets the connection name; an empty name clears it.
 func (c *client) setName(b []byte) {

@@ -37,6 +37,10 @@ type txState struct {
 	// casDirty: a watched key had changed when the first command in
 	// another slot was queued, so Redis would not have queued it.
 	casDirty bool
+	// crossCmd is the first command queued outside slot, in crossSlot,
+	// for the log line of EXEC's CROSSSLOT.
+	crossCmd  string
+	crossSlot int
 	// locals are the proxy's own commands queued (txLocalCommands).
 	locals []txLocal
 }
@@ -190,6 +194,7 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 			tx.slot = slot
 		} else if tx.slot != slot && !tx.cross {
 			tx.cross = true
+			tx.crossCmd, tx.crossSlot = r.cmd.FullName, slot
 			// EXEC's reply is settled now: CROSSSLOT, unless a
 			// watched key has already changed, in which case Redis
 			// queued nothing since and EXEC answers EXECABORT or nil.
@@ -218,6 +223,7 @@ func cmdExec(c *client, args [][]byte) {
 		c.discardTx()
 		c.releaseWatches(false)
 		c.srv.stats.crossSlot.Add(1)
+		c.srv.cross.txRefused(c, tx.slot, tx.crossCmd, tx.crossSlot)
 		c.local.Error(resp.ErrCrossSlot)
 		c.addLocal(mark)
 		return

@@ -153,6 +153,7 @@ func (c *client) handleCommand(args [][]byte) {
 			return
 		}
 		c.srv.stats.crossSlot.Add(1)
+		c.srv.cross.refused(c, cmd.FullName, args, keys)
 		c.reject(resp.ErrCrossSlot)
 		return
 	}

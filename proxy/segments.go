@@ -59,6 +59,7 @@ func (c *client) runSegments(args [][]byte) {
 	}
 	if c.plainKeysCrossSlot(args) {
 		c.srv.stats.crossSlot.Add(1)
+		c.srv.cross.refused(c, strings.ToLower(string(args[0])), args, c.plainKeys(args))
 		c.reject(resp.ErrCrossSlot)
 		return
 	}
@@ -130,6 +131,19 @@ func (c *client) plainKeysCrossSlot(args [][]byte) bool {
 		slot = s
 	}
 	return false
+}
+
+// plainKeys returns the indexes of the keys of a segmented DEL or UNLINK
+// that match no segment pattern.
+func (c *client) plainKeys(args [][]byte) []int {
+	m := c.srv.seg.Matcher()
+	var keys []int
+	for i, k := range args[1:] {
+		if !m.Match(k) {
+			keys = append(keys, i+1)
+		}
+	}
+	return keys
 }
 
 // segmentBackend runs segbit's node commands on the client's own node

@@ -40,6 +40,7 @@ type Server struct {
 
 	stats serverStats
 	errs  redisinfo.ErrorStats // INFO errorstats, total_error_replies
+	cross crossSlotLog         // log lines for CROSSSLOT refusals
 	wg    sync.WaitGroup       // client goroutines
 	bg    sync.WaitGroup       // node readers, watchdog
 	stop  chan struct{}
@@ -106,6 +107,7 @@ func New(opts Options) (*Server, error) {
 		myID:       stableClusterID(o.Addr),
 		replID:     redisinfo.RandomHex(20),
 	}
+	s.cross.log = o.Logger
 	// One descriptor per client, as Redis counts; a client blocked in
 	// BLPOP or holding a WATCH has a node connection of its own besides,
 	// and when none can be opened its command fails as at maxclients.
