@@ -258,8 +258,8 @@ func TestClusterDeadNode(t *testing.T) {
 			t.Errorf("BLPOP on a dead node's slot: %v", v)
 		}
 	})
-	if v := do(t, c, "DBSIZE"); v.Text() != resp.ErrClusterDownSlot {
-		t.Errorf("DBSIZE with a node dead: %v", v)
+	if v, want := do(t, c, "DBSIZE"), fmt.Sprintf(resp.ErrClusterDownNode, relay.Addr); v.Text() != want {
+		t.Errorf("DBSIZE with a node dead: %v, want %q", v, want)
 	}
 	// Down (the proxy's dial failed) until the view's verdict, checked
 	// in the background, makes it dead.

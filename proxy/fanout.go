@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 
@@ -39,40 +40,60 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 	}
 }
 
-// toAll forwards args to every node and returns the requests in node
-// order: every node the proxy knows but those retired (gone from the
-// cluster, owning nothing). A dead node's request answers CLUSTERDOWN, so
-// a whole-keyspace command fails while part of the keyspace is missing.
-// With no node at all the one request answers CLUSTERDOWN.
-func (c *client) toAll(args [][]byte) []*request {
-	pools := c.srv.route.all()
-	reqs := make([]*request, 0, len(pools))
-	for i, p := range pools {
-		if p.getState() != poolRetired {
-			reqs = append(reqs, c.forward(i, args))
-		}
-	}
-	if len(reqs) == 0 {
-		reqs = append(reqs, c.forward(noOwner, args))
-	}
-	return reqs
+// fanout is a command sent to every node: its requests, and the node each
+// went to.
+type fanout struct {
+	reqs  []*request
+	nodes []int
 }
 
-// firstError returns the first error reply among reqs, or nil.
-func firstError(reqs []*request) []byte {
-	for _, r := range reqs {
-		if len(r.reply) > 0 && (r.reply[0] == '-' || r.reply[0] == '!') {
-			return r.reply
+// toAll forwards args to every node the proxy knows but those retired
+// (gone from the cluster, owning nothing). A dead node's request answers
+// CLUSTERDOWN, so a whole-keyspace command fails while part of the
+// keyspace is missing. With no node at all the one request answers
+// CLUSTERDOWN.
+func (c *client) toAll(args [][]byte) fanout {
+	pools := c.srv.route.all()
+	f := fanout{reqs: make([]*request, 0, len(pools)), nodes: make([]int, 0, len(pools))}
+	for i, p := range pools {
+		if p.getState() != poolRetired {
+			f.reqs = append(f.reqs, c.forward(i, args))
+			f.nodes = append(f.nodes, i)
 		}
+	}
+	if len(f.reqs) == 0 {
+		f.reqs = append(f.reqs, c.forward(noOwner, args))
+		f.nodes = append(f.nodes, noOwner)
+	}
+	return f
+}
+
+// err returns the first error reply among the requests, or nil. A node
+// that could not be reached is named: "Hash slot not served" would puzzle
+// a client that named no slot.
+func (f fanout) err(c *client) []byte {
+	for i, r := range f.reqs {
+		if len(r.reply) == 0 || (r.reply[0] != '-' && r.reply[0] != '!') {
+			continue
+		}
+		if n := f.nodes[i]; n >= 0 && string(r.reply) == "-"+resp.ErrClusterDownSlot+"\r\n" {
+			return []byte("-" + nodeDownMsg(c.srv.nodeAddr(n)) + "\r\n")
+		}
+		return r.reply
 	}
 	return nil
 }
 
+// nodeDownMsg is the error of a command that needs every node while the
+// node at addr cannot be reached.
+func nodeDownMsg(addr string) string { return fmt.Sprintf(resp.ErrClusterDownNode, addr) }
+
 // cmdSumInts: DBSIZE is the sum of the nodes' counts.
 func cmdSumInts(c *client, args [][]byte) {
-	reqs := c.toAll(args)
+	f := c.toAll(args)
+	reqs := f.reqs
 	c.addMerge(func(c *client) {
-		if e := firstError(reqs); e != nil {
+		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
 		}
@@ -88,9 +109,10 @@ func cmdSumInts(c *client, args [][]byte) {
 // cmdMinInt: LASTSAVE through the proxy is the oldest of the nodes' last
 // saves, so that "saved since T" holds for the whole keyspace.
 func cmdMinInt(c *client, args [][]byte) {
-	reqs := c.toAll(args)
+	f := c.toAll(args)
+	reqs := f.reqs
 	c.addMerge(func(c *client) {
-		if e := firstError(reqs); e != nil {
+		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
 		}
@@ -105,9 +127,10 @@ func cmdMinInt(c *client, args [][]byte) {
 // cmdAllOK: FLUSHALL, FLUSHDB, CONFIG RESETSTAT, BGREWRITEAOF, BGSAVE and SAVE
 // apply to every node; the reply is the first node's unless one failed.
 func cmdAllOK(c *client, args [][]byte) {
-	reqs := c.toAll(args)
+	f := c.toAll(args)
+	reqs := f.reqs
 	c.addMerge(func(c *client) {
-		if e := firstError(reqs); e != nil {
+		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
 		}
@@ -131,8 +154,12 @@ func cmdFlush(c *client, args [][]byte) {
 			continue
 		}
 		if _, err := p.sharedConn(c.w.Proto, c.connIdx()); err != nil {
+			msg := connFailMsg(err)
+			if msg == resp.ErrClusterDownSlot {
+				msg = nodeDownMsg(p.addr)
+			}
 			r := c.newRequest()
-			r.preset(connFailMsg(err))
+			r.preset(msg)
 			c.addReq(r)
 			return
 		}
@@ -151,9 +178,10 @@ func cmdResetStat(c *client, args [][]byte) {
 
 // cmdKeys concatenates the nodes' KEYS replies.
 func cmdKeys(c *client, args [][]byte) {
-	reqs := c.toAll(args)
+	f := c.toAll(args)
+	reqs := f.reqs
 	c.addMerge(func(c *client) {
-		if e := firstError(reqs); e != nil {
+		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
 		}
@@ -182,9 +210,10 @@ func cmdBySlotArg(c *client, args [][]byte) {
 // cmdRandomKey asks every node and picks one of the keys they name, so an
 // empty node never hides the others' keys.
 func cmdRandomKey(c *client, args [][]byte) {
-	reqs := c.toAll(args)
+	f := c.toAll(args)
+	reqs := f.reqs
 	c.addMerge(func(c *client) {
-		if e := firstError(reqs); e != nil {
+		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
 		}

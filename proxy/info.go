@@ -93,7 +93,7 @@ func cmdInfo(c *client, args [][]byte) {
 	}
 	var reqs []*request
 	if nodeSections != nil {
-		reqs = c.toAll(append([][]byte{[]byte("INFO")}, nodeSections...))
+		reqs = c.toAll(append([][]byte{[]byte("INFO")}, nodeSections...)).reqs
 	}
 	// The proxy's own sections are written now, the merged ones once the
 	// nodes answer, each in its place.

@@ -23,6 +23,10 @@ const (
 	// ErrClusterDownSlot is Redis Cluster's reply for a slot nobody
 	// serves; the proxy gives it for the slots of a node it cannot reach.
 	ErrClusterDownSlot = "CLUSTERDOWN Hash slot not served"
+	// ErrClusterDownNode (proxy) answers a command that needs every node
+	// (DBSIZE, KEYS, FLUSHALL ...) while one cannot be reached: it has
+	// no slot of its own to name, so the node is named instead.
+	ErrClusterDownNode = "CLUSTERDOWN node %s is down and the command needs every node"
 	// ErrNodeConnLost (proxy) fails requests that were in flight on a
 	// node connection that broke: whether they ran is unknown.
 	ErrNodeConnLost = "ERR connection to node %s lost; the command may or may not have run"
