@@ -217,6 +217,18 @@ func newWaiter(req *blockReq, slot uint16, c *client) *waiter {
 // blocking is one step.
 func (s *Server) wait(c *client, w *waiter) {
 	defer c.blocked.Store(nil)
+	began := s.slowClock()
+	defer func() {
+		c.waited = s.slowClock() - began
+		switch w.state.Load() {
+		case waitServed:
+			c.unblocked = slowServed
+		case waitUnblockTimeout, waitUnblockError:
+			c.unblocked = slowUnblocked
+		default:
+			c.unblocked = slowUnserved
+		}
+	}()
 
 	if !c.flush() {
 		s.blk.finish(w, waitGone)

@@ -111,6 +111,14 @@ type client struct {
 	inLoop bool
 	held   [][]byte
 
+	// waited is how long the command being run was blocked, which the
+	// slow log leaves out, and unblocked how the block ended, which
+	// decides whether and how the slow log records it (slowlog.go).
+	waited    time.Duration
+	unblocked slowBlockEnd
+	// slowMark is when the next command's time starts (slowlog.go).
+	slowMark time.Duration
+
 	keyBuf []int      // scratch for key indexes
 	ctx    engine.Ctx // reused by every data command
 	peek   [][]byte   // keys of the buffered commands, for prefetch
@@ -403,7 +411,9 @@ func (c *client) run(args [][]byte) bool {
 		return false
 	}
 	if len(c.w.B) > 64*1024 {
-		return c.flush()
+		ok := c.flush()
+		c.slowMark = c.srv.slowClock() // the write to a slow reader is no command's time
+		return ok
 	}
 	return true
 }
@@ -437,6 +447,7 @@ func (c *client) tick() {
 	t := c.srv.opts.Now()
 	c.nowNs = t.UnixNano()
 	c.nowMs = c.nowNs / 1e6
+	c.slowMark = c.srv.slowClock()
 }
 
 // publishStats adds the client's pending counters to the server's.

@@ -38,14 +38,19 @@ func (s *Server) cmdClientSetName(c *client, args [][]byte) {
 }
 
 func (s *Server) cmdClientGetName(c *client, args [][]byte) {
-	c.mu.Lock()
-	name := c.name
-	c.mu.Unlock()
+	name := c.clientName()
 	if name == "" {
 		c.w.Null()
 		return
 	}
 	c.w.BulkString(name)
+}
+
+// clientName is the connection name, "" if none.
+func (c *client) clientName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
 }
 
 // setName sets the connection name; an empty name clears it.

@@ -19,8 +19,9 @@ import (
 // with the one policy the node has (noeviction), one database served (but
 // databases 16, which is what a Redis cluster node reports too).
 // Parameters the node cannot change at run time answer CONFIG SET with
-// Redis's "can't set immutable config"; only requirepass, maxclients and
-// maxmemory are settable because only they change behaviour here. CONFIG
+// Redis's "can't set immutable config"; only requirepass, maxclients,
+// maxmemory and the slowlog's are settable because only they change
+// behaviour here. CONFIG
 // GET * lists this table and then every
 // other parameter Redis 7.0.15 knows with Redis's default value (settings
 // with no counterpart here: encodings, replication, TLS, ...), except the
@@ -105,8 +106,8 @@ var configParams = []configParam{
 	{name: "lua-time-limit", get: fixed("5000")},
 	{name: "busy-reply-threshold", get: fixed("5000")},
 	{name: "cluster-enabled", get: fixed("yes")},
-	{name: "slowlog-log-slower-than", get: fixed("10000")},
-	{name: "slowlog-max-len", get: fixed("128")},
+	{name: "slowlog-log-slower-than", settable: func(s *Server) redisconf.Param { return s.slowlog.ThresholdParam() }},
+	{name: "slowlog-max-len", settable: func(s *Server) redisconf.Param { return s.slowlog.MaxLenParam() }},
 	{name: "notify-keyspace-events", get: fixed("")},
 	{name: "hz", get: fixed("10")},
 	{name: "proto-max-bulk-len", get: fixed("536870912")},

@@ -55,6 +55,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	registerClientCmds(s, h)
 	registerBlockingCmds(s, h)
 	registerClusterCmds(s, h)
+	registerSlowlogCmds(s, h)
 	return h
 }
 

@@ -176,9 +176,18 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 	return slot, true
 }
 
-// run executes a routed command with the locks it needs.
+// run executes a routed command with the locks it needs, timing it for
+// the slow log.
 func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 	c.pendingCmds++
+	args, start, timed := s.slowBegin(c, r.cmd, args)
+	s.runCommand(c, r, args, slot)
+	if timed {
+		s.slowEnd(c, r.cmd, args, start)
+	}
+}
+
+func (s *Server) runCommand(c *client, r *route, args [][]byte, slot int) {
 	if r.conn != nil {
 		// Node-level commands may report the counters (INFO): publish ours.
 		c.publishStats()

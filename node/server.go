@@ -19,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
@@ -65,6 +66,7 @@ type Server struct {
 	stop           chan struct{}
 	draining       atomic.Bool   // set by Close: clients read no more commands
 	maxMemory      atomic.Uint64 // maxmemory as configured (CONFIG GET, INFO)
+	slowlog        *slowlog.Log  // SLOWLOG (slowlog.go)
 }
 
 // serverStats are INFO's counters.
@@ -89,6 +91,8 @@ func New(opts Options) (*Server, error) {
 		ks:    engine.New(),
 		start: o.Now(),
 		stop:  make(chan struct{}),
+		// Before the config table, which serves its parameters.
+		slowlog: slowlog.New(),
 	}
 	s.routes = buildRoutes(s)
 	s.ks.OnListPush = s.blk.onPush

@@ -552,6 +552,72 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "slowlog", Arity: -2,
+		Flags: 0,
+		ACL:   ACLSlow,
+		Doc: &Doc{
+			Summary:    "A container for slow log commands",
+			Since:      "2.2.12",
+			Group:      "server",
+			Complexity: "Depends on subcommand.",
+		},
+		Subcommands: []*Command{
+			{
+				Name: "get", Arity: -2,
+				Flags: FlagAdmin | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"request_policy:all_nodes", "nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Get the slow log's entries",
+					Since:      "2.2.12",
+					Group:      "server",
+					Complexity: "O(N) where N is the number of entries returned",
+					History: [][2]string{
+						{"4.0.0", "Added client IP address, port and name to the reply."},
+					},
+					Args: []Arg{
+						{Name: "count", Type: "integer", Flags: []string{"optional"}, KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "len", Arity: 2,
+				Flags: FlagAdmin | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"},
+				Doc: &Doc{
+					Summary:    "Get the slow log's length",
+					Since:      "2.2.12",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+			{
+				Name: "reset", Arity: 2,
+				Flags: FlagAdmin | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+				Doc: &Doc{
+					Summary:    "Clear all entries from the slow log",
+					Since:      "2.2.12",
+					Group:      "server",
+					Complexity: "O(N) where N is the number of entries in the slowlog",
+				},
+			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands",
+					Since:      "6.2.0",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+		},
+	},
+	{
 		Name: "object", Arity: -2,
 		Flags: 0,
 		ACL:   ACLSlow,

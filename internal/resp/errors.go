@@ -30,6 +30,9 @@ const (
 	// ErrNodeConnLost (proxy) fails requests that were in flight on a
 	// node connection that broke: whether they ran is unknown.
 	ErrNodeConnLost = "ERR connection to node %s lost; the command may or may not have run"
+	// ErrSlowlogCount is SLOWLOG GET's error for a count below -1 or not
+	// an integer.
+	ErrSlowlogCount = "ERR count should be greater than or equal to -1"
 	// ErrSplitPart (proxy, --cross-slot split) names the part of a split
 	// command that failed: slot, node, and the node's error.
 	ErrSplitPart = "ERR cross-slot part for slot %d on node %s failed: %s"

@@ -1,0 +1,103 @@
+package node
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/internal/slowlog"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// SLOWLOG: commands whose run took at least slowlog-log-slower-than, as
+// Redis measures it: the command itself, not its parsing or the writing of
+// its reply, nor the time a blocking command waited (logged once served,
+// not at all when it times out or is unblocked). Commands refused before
+// they run (unknown, arity, auth, CROSSSLOT, MOVED, OOM) are not logged;
+// inside a transaction each command is, and EXEC is not.
+
+func registerSlowlogCmds(s *Server, h map[string]func(c *client, args [][]byte)) {
+	h["slowlog|get"] = s.cmdSlowlogGet
+	h["slowlog|len"] = func(c *client, _ [][]byte) { c.w.Int(int64(s.slowlog.Len())) }
+	h["slowlog|reset"] = func(c *client, _ [][]byte) { s.slowlog.Reset(); c.w.OK() }
+	h["slowlog|help"] = func(c *client, _ [][]byte) { writeHelp(c, slowlog.Help) }
+}
+
+func (s *Server) cmdSlowlogGet(c *client, args [][]byte) {
+	if len(args) > 3 {
+		c.w.Error(fmt.Sprintf(resp.ErrSubcommandSyntax, args[1], "SLOWLOG"))
+		return
+	}
+	count := int64(10)
+	if len(args) == 3 {
+		n, ok := slowlog.ParseCount(args[2])
+		if !ok {
+			c.w.Error(resp.ErrSlowlogCount)
+			return
+		}
+		count = n
+	}
+	slowlog.WriteEntries(&c.w, s.slowlog.Newest(count))
+}
+
+// slowClock is a monotonic clock for timing commands: one reading of
+// it costs half what time.Now does.
+func (s *Server) slowClock() time.Duration { return time.Since(s.start) }
+
+// Timing a command costs one clock reading: it starts at c.slowMark, the
+// end of the command before it (or the start of the batch, tick), and its
+// own end is the next one's start. Parsing a command is thus counted in
+// its time, which is well below what any threshold but 0 can see.
+
+// slowBegin starts timing a command about to run: ok is false when it is
+// not to be logged (the log is off, or EXEC); args is what to run and log.
+func (s *Server) slowBegin(c *client, cmd *slots.Command, args [][]byte) (_ [][]byte, start time.Duration, ok bool) {
+	if s.slowlog.Threshold() < 0 || cmd.Has(slots.FlagSkipSlowlog) {
+		return args, 0, false
+	}
+	if cmd.Has(slots.FlagBlocking) {
+		// What a blocked client's connection reads while it waits may
+		// move its buffer, and args with it.
+		args = copyArgs(args)
+	}
+	c.waited, c.unblocked = 0, slowServed
+	return args, c.slowMark, true
+}
+
+// slowBlockEnd is how a command that blocked stopped waiting, for the
+// slow log.
+type slowBlockEnd uint8
+
+const (
+	slowServed    slowBlockEnd = iota // it did not block, or was served: logged
+	slowUnserved                      // it timed out, or its client left: not logged
+	slowUnblocked                     // CLIENT UNBLOCK: logged without its arguments
+)
+
+// slowEnd logs the command slowBegin timed if it was slow. A command
+// ended by CLIENT UNBLOCK is logged with no arguments, as Redis 7.0 logs
+// it (its unblock path records the command after its arguments are
+// gone); one that timed out is not logged at all.
+func (s *Server) slowEnd(c *client, cmd *slots.Command, args [][]byte, start time.Duration) {
+	now := s.slowClock()
+	c.slowMark = now
+	d := now - start - c.waited
+	if !s.slowlog.Slow(d) {
+		return
+	}
+	switch c.unblocked {
+	case slowUnserved:
+		return
+	case slowUnblocked:
+		args = nil
+	}
+	s.slowlog.Push(cmd, args, d, c.raddr, c.clientName(), s.opts.Now())
+}
+
+func copyArgs(args [][]byte) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = append([]byte(nil), a...)
+	}
+	return out
+}
