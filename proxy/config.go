@@ -4,13 +4,16 @@ import (
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/redisconf"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // CONFIG through the proxy. The parameters that concern the endpoint a
 // client talks to are the proxy's own: requirepass and maxclients (both
 // settable, as on a node), bind, port and the client query and output
 // buffer limits.
-// CONFIG SET is answered by the proxy alone and never reaches the nodes:
+// CONFIG SET is answered by the proxy alone, but for the slow log's
+// parameters, which it sets on every node, and otherwise never reaches
+// the nodes:
 // passed on, a requirepass would lock the proxy out of its own nodes at
 // its next connection, and a maxclients would cap the proxy's backend
 // connections rather than its clients. Every other parameter is immutable
@@ -50,6 +53,10 @@ func (s *Server) listenHostPort() (string, string) {
 // node first.
 func cmdConfigSet(c *client, args [][]byte) {
 	pairs := args[2:]
+	if nodeWide(pairs) {
+		cmdAllOK(c, args)
+		return
+	}
 	var ask [][]byte
 	if len(pairs)%2 == 0 {
 		for i := 0; i < len(pairs); i += 2 {
@@ -73,6 +80,21 @@ func cmdConfigSet(c *client, args [][]byte) {
 		}
 		t.Set(&c.w, pairs)
 	})
+}
+
+// nodeWide reports whether a CONFIG SET sets only parameters that every
+// node applies to its own data and commands (the slow log's), which go to
+// all of them.
+func nodeWide(pairs [][]byte) bool {
+	if len(pairs) == 0 || len(pairs)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if !slots.EqualFold("slowlog-log-slower-than", pairs[i]) && !slots.EqualFold("slowlog-max-len", pairs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // cmdConfigGet asks a node and replaces its values of the proxy's own

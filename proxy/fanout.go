@@ -15,7 +15,7 @@ import (
 // A node's error fails the whole command (its error is passed on as is).
 
 func opsHandlers() map[string]func(c *client, args [][]byte) {
-	return map[string]func(c *client, args [][]byte){
+	h := map[string]func(c *client, args [][]byte){
 		"dbsize":           cmdSumInts,
 		"flushall":         cmdFlush,
 		"flushdb":          cmdFlush,
@@ -38,6 +38,8 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"client|unblock":          cmdClientUnblock,
 		"wait":                    cmdWait,
 	}
+	registerSlowlogOps(h)
+	return h
 }
 
 // fanout is a command sent to every node: its requests, and the node each

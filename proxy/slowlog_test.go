@@ -1,0 +1,81 @@
+package proxy_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
+)
+
+// TestSlowlog: SLOWLOG through the proxy is the nodes' slow logs merged:
+// CONFIG SET of its parameters reaches every node, GET returns the
+// commands of every node newest first, cut to the count asked, LEN sums
+// and RESET empties them all; the argument errors are Redis's.
+func TestSlowlog(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	topo := cl.Proxy.Topology()
+	keys := []string{keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")}
+
+	if v := do(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "100"); v.Text() != "OK" {
+		t.Fatalf("CONFIG SET slowlog-*: %v", v)
+	}
+	for i, addr := range cl.NodeAddrs {
+		n := dial(t, addr, 2)
+		if v := do(t, n, "CONFIG", "GET", "slowlog-log-slower-than"); len(v.Elems) != 2 || v.Elems[1].Text() != "0" {
+			t.Errorf("node %d: slowlog-log-slower-than %v after CONFIG SET through the proxy", i, v)
+		}
+	}
+	if v := do(t, c, "CONFIG", "SET", "slowlog-max-len", "-1"); v.Text() != fmt.Sprintf(resp.ErrConfigSetFailed, "slowlog-max-len", fmt.Sprintf(resp.ConfigReasonRange, 0, int64(1<<63-1))) {
+		t.Errorf("CONFIG SET slowlog-max-len -1: %v", v)
+	}
+	do(t, c, "SLOWLOG", "RESET")
+	for _, k := range keys {
+		do(t, c, "SET", k, "v")
+	}
+	// Each node logged its SLOWLOG RESET and then its SET (the proxy's
+	// connections send nothing else to the nodes meanwhile).
+	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != 6 {
+		t.Errorf("SLOWLOG LEN = %v, want 6 (a RESET and a SET on each node)", v)
+	}
+	v := do(t, c, "SLOWLOG", "GET", "-1")
+	seen := map[string]bool{}
+	for _, e := range v.Elems {
+		if len(e.Elems) != 6 || len(e.Elems[3].Elems) == 0 {
+			t.Fatalf("SLOWLOG GET entry %v", e)
+		}
+		if args := e.Elems[3].Elems; args[0].Text() == "SET" {
+			seen[args[1].Text()] = true
+		}
+	}
+	for _, k := range keys {
+		if !seen[k] {
+			t.Errorf("SLOWLOG GET -1 lacks the SET of %s (node of its own): %v", k, v)
+		}
+	}
+	for i := 1; i < len(v.Elems); i++ {
+		if v.Elems[i].Elems[1].Int > v.Elems[i-1].Elems[1].Int {
+			t.Errorf("SLOWLOG GET not newest first: %v", v)
+		}
+	}
+	if v := do(t, c, "SLOWLOG", "GET", "2"); len(v.Elems) != 2 {
+		t.Errorf("SLOWLOG GET 2: %d entries", len(v.Elems))
+	}
+	for _, tc := range []struct{ args []string }{{[]string{"SLOWLOG", "GET", "-2"}}, {[]string{"SLOWLOG", "GET", "x"}}} {
+		if v := do(t, c, tc.args...); v.Text() != resp.ErrSlowlogCount {
+			t.Errorf("%v: %v", tc.args, v)
+		}
+	}
+	if v := do(t, c, "SLOWLOG", "GET", "1", "2"); v.Text() != fmt.Sprintf(resp.ErrSubcommandSyntax, "GET", "SLOWLOG") {
+		t.Errorf("SLOWLOG GET 1 2: %v", v)
+	}
+	if v := do(t, c, "SLOWLOG", "RESET"); v.Text() != "OK" {
+		t.Errorf("SLOWLOG RESET: %v", v)
+	}
+	// The RESET itself is logged on each node.
+	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != 3 {
+		t.Errorf("SLOWLOG LEN after RESET = %v, want 3 (each node's RESET)", v)
+	}
+}
