@@ -118,6 +118,8 @@ type client struct {
 	unblocked slowBlockEnd
 	// slowMark is when the next command's time starts (slowlog.go).
 	slowMark time.Duration
+	// monitor is set by MONITOR (monitor.go).
+	monitor bool
 
 	keyBuf []int      // scratch for key indexes
 	ctx    engine.Ctx // reused by every data command

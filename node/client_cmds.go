@@ -113,7 +113,7 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	// written the reply yet.
 	w := cl.blocked.Load()
 	blocked := w != nil && w.state.Load() == waitPending
-	l.Flags = redisinfo.Flags(multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, readonly, noEvict)
+	l.Flags = redisinfo.Flags(c.srv.monitors.Is(cl.nc), multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, readonly, noEvict)
 	return redisinfo.AppendLine(b, &l)
 }
 

@@ -56,6 +56,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	registerBlockingCmds(s, h)
 	registerClusterCmds(s, h)
 	registerSlowlogCmds(s, h)
+	h["monitor"] = s.cmdMonitor
 	return h
 }
 
@@ -83,6 +84,7 @@ func (s *Server) cmdQuit(c *client, args [][]byte) {
 // authenticated only if no password is required. CLIENT NO-EVICT stays,
 // as in Redis 7.0.
 func (s *Server) cmdReset(c *client, args [][]byte) {
+	s.stopMonitor(c)
 	c.discardTransaction()
 	c.setProto(2)
 	c.setName(nil)

@@ -110,6 +110,10 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.rejectCmd(cmd, resp.ErrOOM)
 		return
 	}
+	if c.monitor && c.monitorRefused(cmd) {
+		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
+		return
+	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
 		if err := s.aof.Err(); err != nil {
 			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
@@ -181,9 +185,16 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 	c.pendingCmds++
 	args, start, timed := s.slowBegin(c, r.cmd, args)
+	blocking := r.cmd.Has(slots.FlagBlocking)
+	if blocking && s.monitors.Active() {
+		s.feedMonitors(c, r.cmd, args) // as it starts to wait, as Redis
+	}
 	s.runCommand(c, r, args, slot)
 	if timed {
 		s.slowEnd(c, r.cmd, args, start)
+	}
+	if !blocking && s.monitors.Active() {
+		s.feedMonitors(c, r.cmd, args)
 	}
 }
 

@@ -319,6 +319,9 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 // error element of the reply.
 func (s *Server) runTxConn(c *client, q *queued) {
 	args, start, timed := s.slowBegin(c, q.route.cmd, q.args)
+	if s.monitors.Active() {
+		defer s.feedMonitors(c, q.route.cmd, args)
+	}
 	if timed {
 		defer s.slowEnd(c, q.route.cmd, args, start)
 	}
@@ -329,6 +332,9 @@ func (s *Server) runTxConn(c *client, q *queued) {
 // runTxData runs an engine command inside EXEC, whose locks are held.
 func (s *Server) runTxData(c *client, q *queued) {
 	args, start, timed := s.slowBegin(c, q.route.cmd, q.args)
+	if s.monitors.Active() {
+		defer s.feedMonitors(c, q.route.cmd, args)
+	}
 	if timed {
 		defer s.slowEnd(c, q.route.cmd, args, start)
 	}

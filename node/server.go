@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/memlimit"
+	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisconf"
@@ -67,6 +68,7 @@ type Server struct {
 	draining       atomic.Bool   // set by Close: clients read no more commands
 	maxMemory      atomic.Uint64 // maxmemory as configured (CONFIG GET, INFO)
 	slowlog        *slowlog.Log  // SLOWLOG (slowlog.go)
+	monitors       monitor.Hub   // MONITOR (monitor.go)
 }
 
 // serverStats are INFO's counters.
@@ -95,6 +97,9 @@ func New(opts Options) (*Server, error) {
 		slowlog: slowlog.New(),
 	}
 	s.routes = buildRoutes(s)
+	s.monitors.OnOverflow = func(addr string, pending int) {
+		s.log.Warn("Client closed for overcoming of output buffer limits (MONITOR fell behind)", "addr", addr, "pending", pending)
+	}
 	s.ks.OnListPush = s.blk.onPush
 	s.ks.OnStreamReady = s.blk.onStreamReady
 	s.ks.OnStreamLater = s.serveLater
@@ -286,6 +291,7 @@ func (s *Server) accept(nc net.Conn) {
 }
 
 func (s *Server) removeClient(c *client) {
+	s.stopMonitor(c)
 	s.clients.Remove(c.id)
 	if s.mig != nil {
 		s.mig.clientGone(c.id)

@@ -48,7 +48,15 @@ type client struct {
 	// securityWarningCommand).
 	refusedHTTP bool
 	killed      atomic.Bool
-	reply       replyMode
+	// monitor is set by MONITOR once its reply is written (monitorStart
+	// until then); ownLines are the lines of its own commands, written
+	// after their replies (monitor.go).
+	monitor, monitorStart bool
+	ownLines              []byte
+	// fedCmd is the command being handled once it is routed, for the
+	// monitors; nil if it was refused.
+	fedCmd *slots.Command
+	reply  replyMode
 	// finishAfter: the command just handled ends the batch (an EXEC
 	// whose local commands change what later commands see).
 	finishAfter bool
@@ -244,8 +252,11 @@ func (s *Server) serveClient(c *client) {
 			}
 		}
 		c.finishBatch()
-		if !c.flush() {
+		if !c.flush() || !c.writeOwnLines() {
 			return
+		}
+		if c.monitorStart {
+			c.startMonitor()
 		}
 		if c.rd.Buffered() == 0 {
 			// Let the other ready clients run before reading: by the

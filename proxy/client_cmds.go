@@ -97,7 +97,7 @@ func (c *client) appendClientLine(b []byte, cl *client) []byte {
 	}
 	cl.mu.Lock()
 	l.Name, l.Resp = cl.name, cl.proto
-	l.Flags = redisinfo.Flags(multi >= 0, cl.blocked.Load() != nil, false, self && c.closing, cl.readonly, cl.noEvict)
+	l.Flags = redisinfo.Flags(c.srv.monitors.Is(cl.nc), multi >= 0, cl.blocked.Load() != nil, false, self && c.closing, cl.readonly, cl.noEvict)
 	cl.mu.Unlock()
 	return redisinfo.AppendLine(b, &l)
 }

@@ -36,6 +36,7 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"asking":          cmdAsking,
 		"shutdown":        cmdShutdown,
 		"config|set":      cmdConfigSet,
+		"monitor":         cmdMonitor,
 	}
 	registerClientCmds(h)
 	return h
@@ -80,6 +81,7 @@ func cmdQuit(c *client, args [][]byte) {
 
 // cmdReset returns the connection to its state right after connecting.
 func cmdReset(c *client, args [][]byte) {
+	c.stopMonitor()
 	c.discardTx()
 	c.releaseWatches(false)
 	c.setProto(2)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -37,6 +38,9 @@ type txState struct {
 	// casDirty: a watched key had changed when the first command in
 	// another slot was queued, so Redis would not have queued it.
 	casDirty bool
+	// monitored are the queued commands to show to the monitors when
+	// EXEC sends them (monitor.go).
+	monitored []monitored
 	// crossCmd is the first command queued outside slot, in crossSlot,
 	// for the log line of EXEC's CROSSSLOT.
 	crossCmd  string
@@ -74,6 +78,9 @@ func (c *client) queueLocal(run func(c *client, args [][]byte), args [][]byte) {
 		kept[i] = bytes.Clone(a)
 	}
 	tx.locals = append(tx.locals, txLocal{at: tx.n + len(tx.locals), run: run, args: kept})
+	if cmd, _ := cmdlookup.Resolve(args); cmd != nil {
+		c.queueMonitored(tx, cmd, args)
+	}
 	c.replyQueued(tx)
 }
 
@@ -205,6 +212,7 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 	}
 	tx.buf = resp.AppendCommand(tx.buf, args)
 	tx.n++
+	c.queueMonitored(tx, r.cmd, args)
 	c.replyQueued(tx)
 }
 
@@ -224,6 +232,7 @@ func cmdExec(c *client, args [][]byte) {
 		c.releaseWatches(false)
 		c.srv.stats.crossSlot.Add(1)
 		c.srv.cross.txRefused(c, tx.slot, tx.crossCmd, tx.crossSlot)
+		c.fedCmd = nil // refused before it runs, as by a cluster node
 		c.local.Error(resp.ErrCrossSlot)
 		c.addLocal(mark)
 		return
@@ -241,6 +250,7 @@ func cmdExec(c *client, args [][]byte) {
 		return
 	}
 	c.discardTx()
+	c.feedQueued(tx)
 	if len(tx.locals) > 0 {
 		c.uncounted -= len(tx.locals) // run with EXEC
 		defer func() {

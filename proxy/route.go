@@ -92,6 +92,12 @@ func (c *client) handle(args [][]byte) {
 	} else {
 		c.handleCommand(args)
 	}
+	if cmd := c.fedCmd; cmd != nil {
+		c.fedCmd = nil
+		if c.monitor || c.srv.monitors.Active() {
+			c.feedMonitors(cmd, args)
+		}
+	}
 	switch c.reply {
 	case replyOff:
 		c.ops[len(c.ops)-1].skip = true
@@ -123,6 +129,7 @@ func (c *client) handleCommand(args [][]byte) {
 			return
 		}
 		c.runLocal(clusterSubcommand(args[1]), args)
+		c.fedCmd = cmd
 		return
 	}
 	if cmd == nil {
@@ -143,12 +150,14 @@ func (c *client) handleCommand(args [][]byte) {
 	}
 	r := &c.srv.routes[cmd.ID]
 	if c.segmentCommand(cmd, args) {
+		c.fedCmd = cmd
 		c.runSegments(args)
 		return
 	}
 	slot, keys, cross := c.commandSlot(cmd, args)
 	if cross {
 		if r.split != nil && c.srv.opts.CrossSlot == CrossSlotSplit && c.multi == nil {
+			c.fedCmd = cmd
 			r.split(c, args, keys)
 			return
 		}
@@ -157,10 +166,15 @@ func (c *client) handleCommand(args [][]byte) {
 		c.reject(resp.ErrCrossSlot)
 		return
 	}
+	if c.monitor && c.monitorRefused(cmd) {
+		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
+		return
+	}
 	if c.multi != nil && !r.txControl {
 		c.queueTx(r, args, slot)
 		return
 	}
+	c.fedCmd = cmd
 	switch r.kind {
 	case routeKeyed:
 		n := c.srv.firstNode()

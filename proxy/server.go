@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisconf"
@@ -41,9 +42,11 @@ type Server struct {
 	stats serverStats
 	errs  redisinfo.ErrorStats // INFO errorstats, total_error_replies
 	cross crossSlotLog         // log lines for CROSSSLOT refusals
-	wg    sync.WaitGroup       // client goroutines
-	bg    sync.WaitGroup       // node readers, watchdog
-	stop  chan struct{}
+	// monitors are the MONITOR connections (monitor.go).
+	monitors monitor.Hub
+	wg       sync.WaitGroup // client goroutines
+	bg       sync.WaitGroup // node readers, watchdog
+	stop     chan struct{}
 	// draining is set by Close: clients read no more commands.
 	draining atomic.Bool
 	// tableKnown is closed (tableSeen set) once a cluster-mode proxy
@@ -108,6 +111,9 @@ func New(opts Options) (*Server, error) {
 		replID:     redisinfo.RandomHex(20),
 	}
 	s.cross.log = o.Logger
+	s.monitors.OnOverflow = func(addr string, pending int) {
+		s.log.Warn("Client closed for overcoming of output buffer limits (MONITOR fell behind)", "addr", addr, "pending", pending)
+	}
 	// One descriptor per client, as Redis counts; a client blocked in
 	// BLPOP or holding a WATCH has a node connection of its own besides,
 	// and when none can be opened its command fails as at maxclients.
@@ -256,7 +262,10 @@ func (s *Server) accept(nc net.Conn) {
 	}()
 }
 
-func (s *Server) removeClient(c *client) { s.clients.Remove(c.id) }
+func (s *Server) removeClient(c *client) {
+	c.stopMonitor()
+	s.clients.Remove(c.id)
+}
 
 // Topology returns the proxy's routing as it stands now: the backends it
 // knows, numbered as the proxy numbers them everywhere (INFO's node<i>),

@@ -618,6 +618,16 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "monitor", Arity: 1,
+		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+		ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+		Doc: &Doc{
+			Summary: "Listen for all requests received by the server in real time",
+			Since:   "1.0.0",
+			Group:   "server",
+		},
+	},
+	{
 		Name: "object", Arity: -2,
 		Flags: 0,
 		ACL:   ACLSlow,

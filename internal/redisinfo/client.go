@@ -195,8 +195,11 @@ type Line struct {
 
 // Flags builds the flags field from the states a client can be in, in
 // Redis's order; "N" when none applies.
-func Flags(multi, blocked, dirty, closing, readonly, noEvict bool) string {
+func Flags(monitor, multi, blocked, dirty, closing, readonly, noEvict bool) string {
 	var b []byte
+	if monitor {
+		b = append(b, 'O')
+	}
 	if multi {
 		b = append(b, 'x')
 	}

@@ -7,17 +7,18 @@ import (
 
 func TestFlags(t *testing.T) {
 	tests := []struct {
-		multi, blocked, dirty, closing, readonly, noEvict bool
-		want                                              string
+		monitor, multi, blocked, dirty, closing, readonly, noEvict bool
+		want                                                       string
 	}{
 		{want: "N"},
 		{readonly: true, want: "r"},
 		{readonly: true, noEvict: true, want: "re"},
 		{multi: true, dirty: true, readonly: true, want: "xdr"},
 		{blocked: true, closing: true, noEvict: true, want: "bce"},
+		{monitor: true, closing: true, want: "Oc"},
 	}
 	for _, tt := range tests {
-		if got := Flags(tt.multi, tt.blocked, tt.dirty, tt.closing, tt.readonly, tt.noEvict); got != tt.want {
+		if got := Flags(tt.monitor, tt.multi, tt.blocked, tt.dirty, tt.closing, tt.readonly, tt.noEvict); got != tt.want {
 			t.Errorf("Flags(%+v) = %q, want %q", tt, got, tt.want)
 		}
 	}

@@ -89,6 +89,11 @@ const (
 	// Transactions (node/multi.go).
 	ErrExecAbortBecause = "EXECABORT Transaction discarded because of: %s"
 	ErrNoMultiCommand   = "ERR Command not allowed inside a transaction"
+	// ErrMonitorInTx is MONITOR run by EXEC (Redis's DENY BLOCKING
+	// client); ErrMonitorKeyspace refuses a monitoring connection a
+	// command that reads or writes data.
+	ErrMonitorInTx     = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	ErrMonitorKeyspace = "ERR Replica can't interact with the keyspace"
 
 	// Connection and server commands (node/conn_cmds.go, client_cmds.go,
 	// config.go).

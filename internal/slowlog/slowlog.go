@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/redact"
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
@@ -122,13 +123,13 @@ func (l *Log) Newest(count int64) []Entry {
 func entryArgs(cmd *slots.Command, args [][]byte) [][]byte {
 	n := min(len(args), maxArgs)
 	out := make([][]byte, n)
-	hidden := redacted(cmd, args)
+	hidden := redact.Hidden(cmd, args)
 	for i := range out {
 		switch {
 		case n != len(args) && i == n-1:
 			out[i] = fmt.Appendf(nil, "... (%d more arguments)", len(args)-n+1)
 		case hidden(i):
-			out[i] = []byte("(redacted)")
+			out[i] = []byte(redact.Placeholder)
 		case len(args[i]) > maxArgLen:
 			out[i] = fmt.Appendf(append([]byte(nil), args[i][:maxArgLen]...), "... (%d more bytes)", len(args[i])-maxArgLen)
 		default:
@@ -136,58 +137,6 @@ func entryArgs(cmd *slots.Command, args [][]byte) [][]byte {
 		}
 	}
 	return out
-}
-
-// redacted tells which arguments Redis 7.0 hides from the slow log (its
-// redactClientCommandArgument calls): AUTH's, HELLO's AUTH username and
-// password once the protocol version parses, and the values CONFIG SET
-// gives sensitive parameters.
-func redacted(cmd *slots.Command, args [][]byte) func(i int) bool {
-	none := func(int) bool { return false }
-	if cmd == nil {
-		return none
-	}
-	switch cmd.FullName {
-	case "auth":
-		return func(i int) bool { return i > 0 }
-	case "hello":
-		if len(args) < 2 {
-			return none
-		}
-		if v, ok := resp.ParseInt(args[1]); !ok || v < 2 || v > 3 {
-			return none
-		}
-		hide := map[int]bool{}
-		for j := 2; j < len(args); j++ {
-			more := len(args) - 1 - j
-			switch {
-			case slots.EqualFold("auth", args[j]) && more >= 2:
-				hide[j+1], hide[j+2] = true, true
-				j += 2
-			case slots.EqualFold("setname", args[j]) && more >= 1:
-				j++
-			default:
-				return func(i int) bool { return hide[i] }
-			}
-		}
-		return func(i int) bool { return hide[i] }
-	case "config|set":
-		return func(i int) bool {
-			return i >= 3 && (i-3)%2 == 0 && sensitive(args[i-1])
-		}
-	}
-	return none
-}
-
-// sensitive reports whether a parameter's value is a secret (Redis 7.0's
-// SENSITIVE_CONFIG).
-func sensitive(name []byte) bool {
-	for _, s := range []string{"requirepass", "masterauth", "tls-key-file-pass", "tls-client-key-file-pass"} {
-		if slots.EqualFold(s, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // WriteEntries writes SLOWLOG GET's reply.

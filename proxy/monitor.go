@@ -1,0 +1,97 @@
+package proxy
+
+import (
+	"github.com/shardgate/shardgate/internal/monitor"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// MONITOR on the proxy streams the commands its clients send, with their
+// own addresses (a node's MONITOR sees only the proxy's connections):
+// each command as the proxy routes it, those of a transaction when EXEC
+// sends them, never an admin command or one refused before it is routed
+// (unknown, arity, NOAUTH, CROSSSLOT), in Redis 7.0's line format. A
+// monitoring connection may still run commands that touch no data; the
+// lines of its own commands follow their replies.
+
+func cmdMonitor(c *client, _ [][]byte) {
+	if c.monitor {
+		return // ignored, without a reply, as by Redis
+	}
+	c.local.OK()
+	// It monitors once the OK is written (startMonitor), so that no
+	// line goes before it.
+	c.monitorStart = true
+	c.finishAfter = true
+}
+
+// startMonitor makes c a monitor after MONITOR's reply is written.
+func (c *client) startMonitor() {
+	c.monitorStart = false
+	c.monitor = true
+	c.srv.monitors.Add(c.nc)
+}
+
+// stopMonitor ends c's monitoring (RESET, or the connection closing).
+func (c *client) stopMonitor() {
+	c.monitorStart = false
+	if c.monitor {
+		c.monitor = false
+		c.srv.monitors.Remove(c.nc)
+	}
+}
+
+// feedMonitors shows a command c sent to the monitors: to c itself, if it
+// monitors, once the batch's replies are written (writeOwnLines).
+func (c *client) feedMonitors(cmd *slots.Command, args [][]byte) {
+	now := c.srv.opts.Now()
+	if c.monitor && !c.closing && monitor.Shown(cmd) {
+		c.ownLines = monitor.AppendLine(c.ownLines, c.raddr, cmd, args, now)
+	}
+	c.srv.monitors.Feed(c.nc, c.raddr, cmd, args, now)
+}
+
+// writeOwnLines writes the lines of a monitor's own commands, after their
+// replies.
+func (c *client) writeOwnLines() bool {
+	if len(c.ownLines) == 0 {
+		return true
+	}
+	_, err := c.nc.Write(c.ownLines)
+	c.ownLines = c.ownLines[:0]
+	return err == nil
+}
+
+// monitorRefused reports whether c, a monitor, may not run cmd: Redis
+// keeps replica-class connections away from the data.
+func (c *client) monitorRefused(cmd *slots.Command) bool {
+	return c.monitor && (cmd.Has(slots.FlagWrite) || cmd.Has(slots.FlagReadOnly) || cmd.Has(slots.FlagMayReplicate))
+}
+
+// monitored is a queued command to show when EXEC sends its transaction.
+type monitored struct {
+	cmd  *slots.Command
+	args [][]byte
+}
+
+// queueMonitored keeps a copy of a command queued in tx while anyone
+// monitors (args live only as long as the batch).
+func (c *client) queueMonitored(tx *txState, cmd *slots.Command, args [][]byte) {
+	if !c.srv.monitors.Active() && !c.monitor {
+		return
+	}
+	kept := make([][]byte, len(args))
+	for i, a := range args {
+		kept[i] = append([]byte(nil), a...)
+	}
+	tx.monitored = append(tx.monitored, monitored{cmd, kept})
+}
+
+// feedQueued shows the commands of a transaction EXEC sends.
+func (c *client) feedQueued(tx *txState) {
+	if !c.srv.monitors.Active() && !c.monitor {
+		return
+	}
+	for _, m := range tx.monitored {
+		c.feedMonitors(m.cmd, m.args)
+	}
+}
