@@ -238,6 +238,14 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "maxclients", "abc"), cs("CONFIG", "SET", "MAXCLIENTS", "0"),
 			cs("CONFIG", "SET", "maxclients", "-1"), cs("CONFIG", "SET", "maxclients", "99999999999"),
 			cs("CONFIG", "SET", "maxclients", "10", "maxclients", "20"),
+			// Names are checked before values, in order; the first
+			// problem among the names is the error.
+			cs("CONFIG", "SET", "appendonly", "abc", "foo", "bar"), cs("CONFIG", "SET", "save", "yes", "databases", "abc"),
+			cs("CONFIG", "SET", "appendonly", "abc", "appendonly", "yes"), cs("CONFIG", "SET", "maxmemory", "abc", "foo", "bar"),
+			cs("CONFIG", "SET", "maxmemory", "abc", "databases", "1"), cs("CONFIG", "SET", "hz", "11", "foo", "bar"),
+			cs("CONFIG", "SET", "databases", "1", "foo", "bar"), cs("CONFIG", "SET", "foo", "bar", "databases", "1"),
+			cs("CONFIG", "SET", "dir", "/x", "databases", "1"), cs("CONFIG", "SET", "maxclients", "x", "dir", "/x"),
+			cs("CONFIG", "SET", "hz", "10", "HZ", "10"),
 			cs("CONFIG", "SET", "maxclients", "10", "foo", "2"), cs("CONFIG", "SET", "foo", "1", "maxclients", "x"),
 			cs("CONFIG", "SET", "databases", "4"), cs("CONFIG", "SET", "cluster-enabled", "no"),
 			// Set to the value they have: accepted unless Redis calls the

@@ -124,6 +124,12 @@ func TestConfigThroughProxyLikeNode(t *testing.T) {
 			{"CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory-policy", "noeviction"},
 			{"CONFIG", "SET", "databases", "16"},
 			{"CONFIG", "SET", "dir", "/nonexistent"},
+			// Names before values (the node's order is checked against
+			// redis-server).
+			{"CONFIG", "SET", "appendonly", "abc", "foo", "bar"},
+			{"CONFIG", "SET", "save", "yes", "databases", "abc"},
+			{"CONFIG", "SET", "appendonly", "abc", "appendonly", "yes"},
+			{"CONFIG", "SET", "maxclients", "x", "dir", "/x"},
 			{"CONFIG", "GET"},
 			{"CONFIG", "GET", "maxmemory*"},
 			{"CONFIG", "GET", "nosuch"},

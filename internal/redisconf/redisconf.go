@@ -77,41 +77,72 @@ func (t Table) Get(w *resp.Writer, patterns [][]byte) {
 	}
 }
 
-// Set answers CONFIG SET name value [name value ...] (args are the
-// pairs): every pair is checked before any is applied, so the command is
-// all or nothing.
+// Set answers CONFIG SET name value [name value ...] in Redis 7.0's
+// order of checks: first the names, in order (the first one unknown,
+// immutable, protected or repeated is the error), then the values, in
+// order; nothing is applied
+// unless every value passes. A parameter Redis changes at run time but
+// this server cannot is refused at the value step (it may be "set" to the
+// value it has), where Redis would check the value.
 func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 	if len(pairs)%2 != 0 {
 		w.Error(resp.ErrSyntax)
 		return
 	}
-	params := make([]*Param, 0, len(pairs)/2)
-	for i := 0; i < len(pairs); i += 2 {
-		name := string(pairs[i])
+	n := len(pairs) / 2
+	params := make([]*Param, n)
+	keys := make([]string, n) // what makes two names the same parameter
+	var unknown, errName, reason string
+	for i := range n {
+		name := string(pairs[2*i])
 		p := t.Lookup(name)
 		if p == nil && !IsRedisName(name) {
-			w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, resp.CString([]byte(name), len(name))))
-			return
-		}
-		if reason := refusal(p, name, string(pairs[i+1])); reason != "" {
-			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, reason))
-			return
-		}
-		for _, q := range params {
-			if q == p {
-				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, name, resp.ConfigReasonDuplicate))
-				return
+			if reason == "" && unknown == "" {
+				unknown = name
 			}
-		}
-		params = append(params, p)
-	}
-	applies := make([]func(), len(params))
-	for i, p := range params {
-		if p.Check == nil {
-			applies[i] = func() {} // its current value (refusal)
 			continue
 		}
-		apply, reason := p.Check(string(pairs[2*i+1]))
+		if unknown != "" || reason != "" {
+			continue
+		}
+		switch {
+		case p != nil && p.Check != nil:
+		case containsFold(redisImmutable, name):
+			errName, reason = name, resp.ConfigReasonImmutable
+			continue
+		case containsFold(redisProtected, name):
+			errName, reason = name, resp.ConfigReasonProtected
+			continue
+		}
+		params[i], keys[i] = p, strings.ToLower(name)
+		for j := range i {
+			if keys[j] == keys[i] {
+				errName, reason = name, resp.ConfigReasonDuplicate
+				break
+			}
+		}
+	}
+	switch {
+	case unknown != "":
+		w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, resp.CString([]byte(unknown), len(unknown))))
+		return
+	case reason != "":
+		w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, errName, reason))
+		return
+	}
+	applies := make([]func(), n)
+	for i, p := range params {
+		value := string(pairs[2*i+1])
+		if p == nil || p.Check == nil {
+			// Redis could change it; this server keeps the value it has.
+			if p == nil || !sameValue(value, p.Get()) {
+				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
+				return
+			}
+			applies[i] = func() {}
+			continue
+		}
+		apply, reason := p.Check(value)
 		if apply == nil {
 			// Value errors name the parameter as Redis spells it.
 			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, p.Name, reason))
@@ -132,26 +163,6 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 func (t Table) ValueDependent(name string) bool {
 	return t.Lookup(name) == nil && IsRedisName(name) &&
 		!containsFold(redisImmutable, name) && !containsFold(redisProtected, name)
-}
-
-// refusal is why CONFIG SET may not set name (p, nil if the server has no
-// such parameter) to value, or "" if it may. Redis refuses its immutable
-// parameters and, by default, its protected ones, whatever the value; a
-// parameter Redis changes at run time but this server cannot may still
-// be "set" to the value it has, as scripts and test harnesses do
-// (maxmemory-policy noeviction, appendonly no), which Redis accepts.
-func refusal(p *Param, name, value string) string {
-	switch {
-	case p != nil && p.Check != nil:
-		return ""
-	case containsFold(redisImmutable, name):
-		return resp.ConfigReasonImmutable
-	case containsFold(redisProtected, name):
-		return resp.ConfigReasonProtected
-	case p != nil && sameValue(value, p.Get()):
-		return ""
-	}
-	return resp.ConfigReasonImmutable
 }
 
 // sameValue reports whether a CONFIG SET value says what the current one
