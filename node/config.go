@@ -120,7 +120,7 @@ func (s *Server) maxMemoryParam() redisconf.Param {
 		Name: "maxmemory",
 		Get:  func() string { return strconv.FormatUint(s.maxMemory.Load(), 10) },
 		Check: func(v string) (func(), string) {
-			n, ok := redisconf.ParseMemory(v)
+			n, ok := redisconf.MemToULL(v)
 			if !ok {
 				return nil, resp.ConfigReasonNotMemory
 			}

@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/difftest"
@@ -22,6 +23,17 @@ func TestDiffMaxMemory(t *testing.T) {
 			txOn(0, "CONFIG", "SET", "maxmemory", "2GB"), txOn(0, "CONFIG", "GET", "maxmemory"),
 			txOn(0, "CONFIG", "SET", "maxmemory", "-1"), txOn(0, "CONFIG", "SET", "maxmemory", "1.5mb"),
 			txOn(0, "CONFIG", "SET", "maxmemory", "lots"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			// memtoull's corners: no digits, saturation, wrapping.
+			txOn(0, "CONFIG", "SET", "maxmemory", ""), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", "mb"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", "99999999999999999999999"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", "18446744073709551615kb"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", "17179869184gb"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", "01MB"), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", strings.Repeat("9", 127)), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", strings.Repeat("1", 128)), txOn(0, "CONFIG", "GET", "maxmemory"),
+			txOn(0, "CONFIG", "SET", "maxmemory", " 1"), txOn(0, "CONFIG", "SET", "maxmemory", "1 "),
+			txOn(0, "CONFIG", "SET", "maxmemory", "1t"),
 			txOn(0, "CONFIG", "SET", "maxmemory", "0"), txOn(0, "CONFIG", "GET", "maxmemory"),
 			txOn(0, "CONFIG", "SET", "maxmemory-policy", "noeviction"),
 		}},

@@ -172,14 +172,15 @@ func sameValue(v, current string) bool {
 	if strings.EqualFold(v, current) {
 		return true
 	}
-	a, okA := ParseMemory(v)
-	b, okB := ParseMemory(current)
+	a, okA := MemToULL(v)
+	b, okB := MemToULL(current)
 	return okA && okB && a == b
 }
 
-// ParseMemory parses a memory amount as Redis's memtoull does: digits,
-// then an optional unit b, k (1000), kb (1024), m, mb, g or gb in any
-// case. The command line's size flags read sizes the same way.
+// ParseMemory parses a memory amount for the command line's size flags:
+// digits, then an optional unit b, k (1000), kb (1024), m, mb, g or gb in
+// any case; an amount past 2^64-1 bytes is an error. CONFIG SET reads
+// values as Redis does instead (MemToULL).
 func ParseMemory(s string) (uint64, bool) {
 	i := 0
 	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
@@ -189,29 +190,55 @@ func ParseMemory(s string) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	var mul uint64
-	switch strings.ToLower(s[i:]) {
-	case "", "b":
-		mul = 1
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1 << 10
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1 << 20
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1 << 30
-	default:
-		return 0, false
-	}
-	if n > math.MaxUint64/mul {
+	mul, ok := memoryUnit(s[i:])
+	if !ok || n > math.MaxUint64/mul {
 		return 0, false
 	}
 	return n * mul, true
+}
+
+// MemToULL reads a memory value exactly as Redis 7.0's memtoull, which
+// CONFIG SET uses: up to 127 digits, then an optional unit as ParseMemory
+// takes; no digits at all read as 0 ("", "mb"), digits past 2^64-1 as
+// 2^64-1, and the product with the unit wraps around 2^64.
+func MemToULL(s string) (uint64, bool) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	mul, ok := memoryUnit(s[i:])
+	if !ok || i >= 128 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:i], 10, 64)
+	if err != nil {
+		n = 0
+		if i > 0 {
+			n = math.MaxUint64 // strtoull saturates
+		}
+	}
+	return n * mul, true
+}
+
+// memoryUnit is the multiplier of a memory unit ("" for bytes).
+func memoryUnit(u string) (uint64, bool) {
+	switch strings.ToLower(u) {
+	case "", "b":
+		return 1, true
+	case "k":
+		return 1000, true
+	case "kb":
+		return 1 << 10, true
+	case "m":
+		return 1000 * 1000, true
+	case "mb":
+		return 1 << 20, true
+	case "g":
+		return 1000 * 1000 * 1000, true
+	case "gb":
+		return 1 << 30, true
+	}
+	return 0, false
 }
 
 // Endpoint holds requirepass and maxclients, which other goroutines

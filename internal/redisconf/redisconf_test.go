@@ -2,6 +2,7 @@ package redisconf
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -146,7 +147,8 @@ func TestMaxClientsOpenFiles(t *testing.T) {
 	}
 }
 
-// TestParseMemory: memory amounts as Redis's memtoull reads them.
+// TestParseMemory: memory amounts for the command line: Redis's units,
+// and nothing that does not say an amount of bytes up to 2^64-1.
 func TestParseMemory(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -161,6 +163,28 @@ func TestParseMemory(t *testing.T) {
 		got, ok := ParseMemory(tc.in)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("ParseMemory(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestMemToULL: memory values as Redis 7.0's memtoull reads them, quirks
+// included (node/diff_maxmemory_test.go checks them against redis-server).
+func TestMemToULL(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"1k", 1000, true}, {"1KB", 1024, true}, {"01mb", 1 << 20, true},
+		{"", 0, true}, {"mb", 0, true}, {"B", 0, true},
+		{"18446744073709551616", 1<<64 - 1, true}, {"18446744073709551615kb", 1<<64 - 1024, true},
+		{"17179869184gb", 0, true}, {strings.Repeat("9", 127), 1<<64 - 1, true},
+		{strings.Repeat("1", 128), 0, false}, {"-1", 0, false}, {"+1", 0, false}, {" 1", 0, false},
+		{"1 ", 0, false}, {"1.5", 0, false}, {"1tb", 0, false},
+	} {
+		got, ok := MemToULL(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("MemToULL(%.20q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }
