@@ -48,9 +48,9 @@ type client struct {
 	// securityWarningCommand).
 	refusedHTTP bool
 	killed      atomic.Bool
-	// monitor is set by MONITOR once its reply is written (monitorStart
-	// until then); ownLines are the lines of its own commands, written
-	// after their replies (monitor.go).
+	// monitor is set by MONITOR, monitorStart until its reply is written
+	// and other clients' lines may follow; ownLines are the lines of its
+	// own commands, written after their replies (monitor.go).
 	monitor, monitorStart bool
 	ownLines              []byte
 	// fedCmd is the command being handled once it is routed, for the

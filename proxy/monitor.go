@@ -18,24 +18,24 @@ func cmdMonitor(c *client, _ [][]byte) {
 		return // ignored, without a reply, as by Redis
 	}
 	c.local.OK()
-	// It monitors once the OK is written (startMonitor), so that no
-	// line goes before it.
-	c.monitorStart = true
+	// The client is a monitor at once (the commands after MONITOR in
+	// its pipeline are a monitor's); other clients' lines reach it once
+	// the OK is written (startMonitor), so that none goes before it.
+	c.monitor, c.monitorStart = true, true
 	c.finishAfter = true
 }
 
-// startMonitor makes c a monitor after MONITOR's reply is written.
+// startMonitor sends c the other clients' lines once MONITOR's reply is
+// written.
 func (c *client) startMonitor() {
 	c.monitorStart = false
-	c.monitor = true
 	c.srv.monitors.Add(c.nc)
 }
 
 // stopMonitor ends c's monitoring (RESET, or the connection closing).
 func (c *client) stopMonitor() {
-	c.monitorStart = false
 	if c.monitor {
-		c.monitor = false
+		c.monitor, c.monitorStart = false, false
 		c.srv.monitors.Remove(c.nc)
 	}
 }

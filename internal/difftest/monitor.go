@@ -74,6 +74,23 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 	// RESET ends monitoring.
 	m.Do(t, "RESET")
 	m.Do(t, "GET", "{k}a")
+
+	// Commands pipelined after MONITOR are a monitor's.
+	m2 := p.NewConnProto(t, proto)
+	for _, conn := range []*Conn{m2.Redis, m2.Node} {
+		conn.Send([]byte("MONITOR"))
+		conn.Send([]byte("GET"), []byte("{k}a"))
+		conn.Send([]byte("PING"))
+	}
+	for _, want := range []string{"MONITOR", "GET", "PING"} {
+		a, errA := m2.Redis.Receive()
+		b, errB := m2.Node.Receive()
+		if errA != nil || errB != nil {
+			t.Fatalf("pipelined after MONITOR, %s: %v %v", want, errA, errB)
+		}
+		m2.Compare(t, []string{want, "(pipelined after MONITOR)"}, a, b)
+	}
+	CompareMonitorLines(t, m2, 1) // its PING
 }
 
 // monitorHead is the per-server part of a monitor line: time and address.
