@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/shardgate/shardgate/internal/cmdlookup"
+	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 	"github.com/shardgate/shardgate/slots"
@@ -110,7 +111,7 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.rejectCmd(cmd, resp.ErrOOM)
 		return
 	}
-	if c.monitor && c.monitorRefused(cmd) {
+	if c.monitor && monitor.Refused(cmd) {
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
 		return
 	}

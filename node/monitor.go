@@ -51,9 +51,3 @@ func (s *Server) stopMonitor(c *client) {
 		s.monitors.Remove(c.nc)
 	}
 }
-
-// monitorRefused reports whether c, a monitor, may not run cmd: Redis
-// keeps replica-class connections away from the data.
-func (c *client) monitorRefused(cmd *slots.Command) bool {
-	return c.monitor && (cmd.Has(slots.FlagWrite) || cmd.Has(slots.FlagReadOnly) || cmd.Has(slots.FlagMayReplicate))
-}

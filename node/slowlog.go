@@ -10,9 +10,9 @@ import (
 )
 
 // SLOWLOG: commands whose run took at least slowlog-log-slower-than, as
-// Redis measures it: the command itself, not its parsing or the writing of
-// its reply, nor the time a blocking command waited (logged once served,
-// not at all when it times out or is unblocked). Commands refused before
+// Redis measures it: the command itself (here with its parsing, see
+// slowBegin), not the writing of its reply, nor the time a blocking
+// command waited (logged once served, not at all when it times out). Commands refused before
 // they run (unknown, arity, auth, CROSSSLOT, MOVED, OOM) are not logged;
 // inside a transaction each command is, and EXEC is not.
 

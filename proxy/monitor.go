@@ -61,12 +61,6 @@ func (c *client) writeOwnLines() bool {
 	return err == nil
 }
 
-// monitorRefused reports whether c, a monitor, may not run cmd: Redis
-// keeps replica-class connections away from the data.
-func (c *client) monitorRefused(cmd *slots.Command) bool {
-	return c.monitor && (cmd.Has(slots.FlagWrite) || cmd.Has(slots.FlagReadOnly) || cmd.Has(slots.FlagMayReplicate))
-}
-
 // monitored is a queued command to show when EXEC sends its transaction.
 type monitored struct {
 	cmd  *slots.Command

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/cmdlookup"
+	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -166,7 +167,7 @@ func (c *client) handleCommand(args [][]byte) {
 		c.reject(resp.ErrCrossSlot)
 		return
 	}
-	if c.monitor && c.monitorRefused(cmd) {
+	if c.monitor && monitor.Refused(cmd) {
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
 		return
 	}

@@ -114,6 +114,13 @@ func (h *Hub) Feed(from net.Conn, addr string, cmd *slots.Command, args [][]byte
 	}
 }
 
+// Refused reports whether a monitoring connection may not run cmd: Redis
+// keeps replica-class connections, monitors among them, away from the
+// data (ERR Replica can't interact with the keyspace).
+func Refused(cmd *slots.Command) bool {
+	return cmd.Has(slots.FlagWrite) || cmd.Has(slots.FlagReadOnly) || cmd.Has(slots.FlagMayReplicate)
+}
+
 // Shown reports whether Redis shows cmd to monitors.
 func Shown(cmd *slots.Command) bool {
 	return cmd != nil && !cmd.Has(slots.FlagAdmin) && !cmd.Has(slots.FlagSkipMonitor)
