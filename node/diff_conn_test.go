@@ -246,6 +246,7 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "databases", "1", "foo", "bar"), cs("CONFIG", "SET", "foo", "bar", "databases", "1"),
 			cs("CONFIG", "SET", "dir", "/x", "databases", "1"), cs("CONFIG", "SET", "maxclients", "x", "dir", "/x"),
 			cs("CONFIG", "SET", "hz", "10", "HZ", "10"),
+			cs("CONFIG", "SET", "", "x"), cs("CONFIG", "SET", "", "2", "daemonize", "no"),
 			cs("CONFIG", "SET", "maxclients", "10", "foo", "2"), cs("CONFIG", "SET", "foo", "1", "maxclients", "x"),
 			cs("CONFIG", "SET", "databases", "4"), cs("CONFIG", "SET", "cluster-enabled", "no"),
 			// Set to the value they have: accepted unless Redis calls the

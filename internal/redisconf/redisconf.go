@@ -93,16 +93,17 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 	params := make([]*Param, n)
 	keys := make([]string, n) // what makes two names the same parameter
 	var unknown, errName, reason string
+	isUnknown := false // unknown may be "", a name too
 	for i := range n {
 		name := string(pairs[2*i])
 		p := t.Lookup(name)
 		if p == nil && !IsRedisName(name) {
-			if reason == "" && unknown == "" {
-				unknown = name
+			if reason == "" && !isUnknown {
+				unknown, isUnknown = name, true
 			}
 			continue
 		}
-		if unknown != "" || reason != "" {
+		if isUnknown || reason != "" {
 			continue
 		}
 		switch {
@@ -123,7 +124,7 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 		}
 	}
 	switch {
-	case unknown != "":
+	case isUnknown:
 		w.Error(fmt.Sprintf(resp.ErrConfigSetUnknown, resp.CString([]byte(unknown), len(unknown))))
 		return
 	case reason != "":
