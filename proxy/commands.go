@@ -35,7 +35,6 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"readwrite":       cmdReadMode,
 		"asking":          cmdAsking,
 		"shutdown":        cmdShutdown,
-		"config|set":      cmdConfigSet,
 		"monitor":         cmdMonitor,
 	}
 	registerClientCmds(h)

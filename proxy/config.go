@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/redisconf"
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -24,6 +26,7 @@ import (
 
 // configTable is the proxy's own parameters.
 func (s *Server) configTable() redisconf.Table {
+	scratch := slowlog.New() // for its parameters' checks
 	return redisconf.Table{
 		{Name: "bind", Get: func() string { h, _ := s.listenHostPort(); return h }},
 		{Name: "port", Get: func() string { _, p := s.listenHostPort(); return p }},
@@ -31,7 +34,24 @@ func (s *Server) configTable() redisconf.Table {
 		s.cfg.MaxClientsParam(),
 		{Name: "client-query-buffer-limit", Get: func() string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
 		{Name: "client-output-buffer-limit", Get: s.outputBufferLimit},
+		// The nodes hold the slow log: its parameters are checked here
+		// (a CONFIG SET that also sets the proxy's own) and set there.
+		slowlogParam(scratch.ThresholdParam()),
+		slowlogParam(scratch.MaxLenParam()),
 	}
+}
+
+// slowlogParam is p checked by the proxy but applied by cmdConfigSet on
+// the nodes; CONFIG GET of it asks a node (cmdConfigGet).
+func slowlogParam(p redisconf.Param) redisconf.Param {
+	check := p.Check
+	p.Check = func(v string) (func(), string) {
+		if apply, reason := check(v); apply == nil {
+			return nil, reason
+		}
+		return func() {}, ""
+	}
+	return p
 }
 
 // outputBufferLimit is client-output-buffer-limit in Redis's form: the
@@ -54,19 +74,44 @@ func (s *Server) listenHostPort() (string, string) {
 func cmdConfigSet(c *client, args [][]byte) {
 	pairs := args[2:]
 	if nodeWide(pairs) {
-		cmdAllOK(c, args)
+		cmdAllNodes(c, args)
 		return
 	}
-	var ask [][]byte
+	var ask, slow [][]byte
 	if len(pairs)%2 == 0 {
 		for i := 0; i < len(pairs); i += 2 {
-			if c.srv.config.ValueDependent(string(pairs[i])) {
+			switch {
+			case c.srv.config.ValueDependent(string(pairs[i])):
 				ask = append(ask, pairs[i])
+			case isSlowlogParam(pairs[i]):
+				slow = append(slow, pairs[i], pairs[i+1])
 			}
 		}
 	}
-	if len(ask) == 0 {
+	switch {
+	case len(ask) > 0 && len(slow) > 0:
+		// The nodes' values are known only once the batch is sent, too
+		// late to send the slowlog's on: one step at a time.
+		c.localError(resp.ErrProxyConfigSetMixed)
+		return
+	case len(slow) > 0:
+		// The proxy's own parameters and the slowlog's, checked in
+		// Redis's order here; then the slowlog's go to every node.
+		if c.refusedNodeDown() {
+			return
+		}
+		var check resp.Writer
+		c.srv.config.Set(&check, pairs)
+		if check.B[0] == '-' {
+			c.localError(string(check.B[1 : len(check.B)-2]))
+			return
+		}
+		cmdAllOK(c, append([][]byte{args[0], args[1]}, slow...))
+		return
+	case len(ask) == 0:
+		mark := len(c.local.B)
 		c.srv.config.Set(&c.local, pairs)
+		c.addLocal(mark)
 		return
 	}
 	r := c.forward(c.srv.anyNode(), append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...))
@@ -82,6 +127,12 @@ func cmdConfigSet(c *client, args [][]byte) {
 	})
 }
 
+// isSlowlogParam reports whether name is one of the slow log's
+// parameters, which the nodes hold.
+func isSlowlogParam(name []byte) bool {
+	return slots.EqualFold("slowlog-log-slower-than", name) || slots.EqualFold("slowlog-max-len", name)
+}
+
 // nodeWide reports whether a CONFIG SET sets only parameters that every
 // node applies to its own data and commands (the slow log's), which go to
 // all of them.
@@ -90,7 +141,7 @@ func nodeWide(pairs [][]byte) bool {
 		return false
 	}
 	for i := 0; i < len(pairs); i += 2 {
-		if !slots.EqualFold("slowlog-log-slower-than", pairs[i]) && !slots.EqualFold("slowlog-max-len", pairs[i]) {
+		if !isSlowlogParam(pairs[i]) {
 			return false
 		}
 	}
@@ -110,7 +161,7 @@ func cmdConfigGet(c *client, args [][]byte) {
 		c.w.Map(len(v.Elems) / 2)
 		for i := 0; i < len(v.Elems); i += 2 {
 			name, val := v.Elems[i].Str, v.Elems[i+1].Str
-			if p := c.srv.config.Lookup(string(name)); p != nil {
+			if p := c.srv.config.Lookup(string(name)); p != nil && !isSlowlogParam(name) {
 				val = []byte(p.Get())
 			}
 			c.w.Bulk(name)

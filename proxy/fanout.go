@@ -21,6 +21,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"flushdb":          cmdFlush,
 		"config|get":       cmdConfigGet,
 		"config|resetstat": cmdResetStat,
+		"config|set":       cmdConfigSet,
 		"bgrewriteaof":     cmdAllOK,
 		"bgsave":           cmdAllOK,
 		"save":             cmdAllOK,
@@ -151,6 +152,19 @@ func cmdAllOK(c *client, args [][]byte) {
 // refused before anything is sent. (A node lost between this check and
 // the flush still leaves a partial flush, reported by the error reply.)
 func cmdFlush(c *client, args [][]byte) {
+	if c.refusedNodeDown() {
+		return
+	}
+	cmdAllOK(c, args)
+	c.srv.segChecked.Store(0)
+}
+
+// refusedNodeDown answers a command that changes every node (FLUSHALL,
+// CONFIG RESETSTAT, SLOWLOG RESET, CONFIG SET of the slowlog's
+// parameters) with the error of a node that cannot be reached, if one
+// cannot: run on the others only, it would change part of the cluster and
+// still answer an error.
+func (c *client) refusedNodeDown() bool {
 	for _, p := range c.srv.route.all() {
 		if p.getState() == poolRetired {
 			continue
@@ -163,16 +177,26 @@ func cmdFlush(c *client, args [][]byte) {
 			r := c.newRequest()
 			r.preset(msg)
 			c.addReq(r)
-			return
+			return true
 		}
 	}
-	cmdAllOK(c, args)
-	c.srv.segChecked.Store(0)
+	return false
+}
+
+// cmdAllNodes is cmdAllOK for commands that change every node, refused
+// while a node cannot be reached.
+func cmdAllNodes(c *client, args [][]byte) {
+	if !c.refusedNodeDown() {
+		cmdAllOK(c, args)
+	}
 }
 
 // cmdResetStat is CONFIG RESETSTAT: every node resets its counters and
 // the proxy its own, as Redis's resetServerStats.
 func cmdResetStat(c *client, args [][]byte) {
+	if c.refusedNodeDown() {
+		return
+	}
 	cmdAllOK(c, args)
 	c.srv.stats.reset()
 	c.srv.errs.Reset()

@@ -18,7 +18,7 @@ import (
 func registerSlowlogOps(h map[string]func(c *client, args [][]byte)) {
 	h["slowlog|get"] = cmdSlowlogGet
 	h["slowlog|len"] = cmdSumInts
-	h["slowlog|reset"] = cmdAllOK
+	h["slowlog|reset"] = cmdAllNodes
 }
 
 func cmdSlowlogGet(c *client, args [][]byte) {

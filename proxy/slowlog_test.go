@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -77,5 +78,57 @@ func TestSlowlog(t *testing.T) {
 	// The RESET itself is logged on each node.
 	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != 3 {
 		t.Errorf("SLOWLOG LEN after RESET = %v, want 3 (each node's RESET)", v)
+	}
+}
+
+// TestSlowlogConfigSetMixed: CONFIG SET of the slow log's parameters with
+// the proxy's own in one command checks all of them in Redis's order and
+// sets the slowlog's on every node; with a node down it changes nothing.
+func TestSlowlogConfigSetMixed(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	if v := do(t, c, "CONFIG", "SET", "slowlog-max-len", "5", "maxclients", "100", "slowlog-log-slower-than", "0"); v.Text() != "OK" {
+		t.Fatalf("CONFIG SET slowlog-max-len 5 maxclients 100 slowlog-log-slower-than 0: %v", v)
+	}
+	for i, addr := range cl.NodeAddrs {
+		if v := do(t, dial(t, addr, 2), "CONFIG", "GET", "slowlog-max-len"); len(v.Elems) != 2 || v.Elems[1].Text() != "5" {
+			t.Errorf("node %d: slowlog-max-len %v", i, v)
+		}
+	}
+	if v := do(t, c, "CONFIG", "GET", "slowlog-max-len", "maxclients"); !strings.Contains(v.String(), `"slowlog-max-len", bulk:"5"`) || !strings.Contains(v.String(), `"maxclients", bulk:"100"`) {
+		t.Errorf("CONFIG GET through the proxy: %v", v)
+	}
+	// A value error anywhere: nothing changes.
+	if v := do(t, c, "CONFIG", "SET", "slowlog-max-len", "7", "maxclients", "x"); v.Text() != fmt.Sprintf(resp.ErrConfigSetFailed, "maxclients", resp.ConfigReasonNotInteger) {
+		t.Errorf("CONFIG SET slowlog-max-len 7 maxclients x: %v", v)
+	}
+	if v := do(t, c, "CONFIG", "SET", "maxclients", "50", "slowlog-max-len", "-5"); v.Text() != fmt.Sprintf(resp.ErrConfigSetFailed, "slowlog-max-len", fmt.Sprintf(resp.ConfigReasonRange, 0, int64(1<<63-1))) {
+		t.Errorf("CONFIG SET maxclients 50 slowlog-max-len -5: %v", v)
+	}
+	if v := do(t, c, "CONFIG", "GET", "slowlog-max-len", "maxclients"); !strings.Contains(v.String(), `"slowlog-max-len", bulk:"5"`) || !strings.Contains(v.String(), `"maxclients", bulk:"100"`) {
+		t.Errorf("after refused CONFIG SETs: %v", v)
+	}
+	// A node down: refused, nothing set on the others.
+	cl.StopNode[2]()
+	down := fmt.Sprintf(resp.ErrClusterDownNode, cl.NodeAddrs[2])
+	// Once the proxy knows (a node lost between the check and the
+	// command itself still leaves it run on the others).
+	waitFor(t, "the proxy to see node 2 down", promptly, func() bool { return do(t, c, "DBSIZE").Text() == down })
+	for _, args := range [][]string{
+		{"CONFIG", "SET", "slowlog-max-len", "9"},
+		{"CONFIG", "SET", "slowlog-max-len", "9", "maxclients", "90"},
+		{"SLOWLOG", "RESET"},
+		{"CONFIG", "RESETSTAT"},
+	} {
+		if v := do(t, c, args...); v.Text() != down {
+			t.Errorf("%v with a node down: %v, want %q", args, v, down)
+		}
+	}
+	n0 := dial(t, cl.NodeAddrs[0], 2)
+	if v := do(t, n0, "CONFIG", "GET", "slowlog-max-len"); len(v.Elems) != 2 || v.Elems[1].Text() != "5" {
+		t.Errorf("node 0 after refused CONFIG SETs: slowlog-max-len %v", v)
+	}
+	if v := do(t, n0, "SLOWLOG", "LEN"); v.Int == 0 {
+		t.Errorf("node 0's slow log was reset by a refused SLOWLOG RESET")
 	}
 }

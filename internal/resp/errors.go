@@ -30,6 +30,10 @@ const (
 	// ErrNodeConnLost (proxy) fails requests that were in flight on a
 	// node connection that broke: whether they ran is unknown.
 	ErrNodeConnLost = "ERR connection to node %s lost; the command may or may not have run"
+	// ErrProxyConfigSetMixed refuses, on the proxy, a CONFIG SET of the
+	// slow log's parameters (set on every node) together with a node
+	// parameter the proxy must first read from a node.
+	ErrProxyConfigSetMixed = "ERR CONFIG SET of slowlog-* together with a node parameter is not supported by the shardgate proxy: set them in two commands"
 	// ErrSlowlogCount is SLOWLOG GET's error for a count below -1 or not
 	// an integer.
 	ErrSlowlogCount = "ERR count should be greater than or equal to -1"
