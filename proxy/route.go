@@ -183,6 +183,10 @@ func (c *client) handleCommand(args [][]byte) {
 			n = c.srv.route.ownerOf(uint16(slot))
 		}
 		if r.blocking && blocksOnNode(cmd, args) {
+			// Shown as it starts to wait, as Redis shows it.
+			if c.fedCmd = nil; c.monitor || c.srv.monitors.Active() {
+				c.feedMonitors(cmd, args)
+			}
 			c.blockingCall(n, cmd, args)
 			return
 		}

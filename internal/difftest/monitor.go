@@ -71,6 +71,21 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 	m.Node.Send([]byte("MONITOR"))
 	m.Do(t, "ECHO", "x")
 	CompareMonitorLines(t, m, 1)
+	// A blocking pop is shown as it starts to wait, before the push that
+	// serves it.
+	b := p.NewConnProto(t, proto)
+	if proto == 3 {
+		CompareMonitorLines(t, m, 1) // b's HELLO 3
+	}
+	b.Redis.Send([]byte("BLPOP"), []byte("{k}w"), []byte("0"))
+	b.Node.Send([]byte("BLPOP"), []byte("{k}w"), []byte("0"))
+	CompareMonitorLines(t, m, 1)
+	c2 := p.NewConnProto(t, 2)
+	c2.Do(t, "RPUSH", "{k}w", "x")
+	ra, _ := b.Redis.Receive()
+	rb, _ := b.Node.Receive()
+	b.Compare(t, []string{"BLPOP", "{k}w", "0"}, ra, rb)
+	CompareMonitorLines(t, m, 1) // the RPUSH
 	// RESET ends monitoring.
 	m.Do(t, "RESET")
 	m.Do(t, "GET", "{k}a")

@@ -5,8 +5,7 @@
 // Each monitoring connection gets the lines of other clients' commands
 // from a writer goroutine of its own, so a command never waits on a
 // monitor's socket; a monitor that falls more than its limit behind is
-// closed, as Redis closes a replica-class client past its output buffer
-// limit. A monitor's own commands are appended to its own reply stream by
+// closed (Redis has no such limit). A monitor's own commands are appended to its own reply stream by
 // the server (Own), after their replies, as in Redis.
 package monitor
 
@@ -21,10 +20,11 @@ import (
 	"github.com/shardgate/shardgate/slots"
 )
 
-// DefaultLimit is how far a monitor may fall behind before it is closed:
-// Redis's hard output buffer limit for its replica class, which monitors
-// belong to.
-const DefaultLimit = 256 << 20
+// DefaultLimit is how far a monitor may fall behind before it is closed.
+// Redis sets none for monitors (they are normal clients); one that never
+// reads would hold the server's memory without bound, and the buffer of
+// lines costs a few times its size while it grows.
+const DefaultLimit = 64 << 20
 
 // Hub is a server's set of monitors.
 type Hub struct {
