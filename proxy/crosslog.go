@@ -56,28 +56,23 @@ func (l *crossSlotLog) allow(now time.Time) (bool, int64) {
 // refused logs a command refused because its keys (indexes into args)
 // are in more than one slot.
 func (l *crossSlotLog) refused(c *client, cmd string, args [][]byte, keys []int) {
-	if !l.log.Enabled(context.Background(), slog.LevelInfo) {
-		return
-	}
-	ok, suppressed := l.allow(time.Now())
-	if !ok {
-		return
-	}
-	attrs := []any{"client", c.raddr}
-	if name := c.clientName(); name != "" {
-		attrs = append(attrs, "name", name)
-	}
-	attrs = append(attrs, "command", cmd, "keys", keySlots(args, keys))
-	if suppressed > 0 {
-		attrs = append(attrs, "suppressed", suppressed)
-	}
-	l.log.Info("CROSSSLOT: keys in more than one slot", attrs...)
+	l.write(c, "CROSSSLOT: keys in more than one slot", func() []any {
+		return []any{"command", cmd, "keys", keySlots(args, keys)}
+	})
 }
 
 // txRefused logs an EXEC refused because the transaction's commands are in
 // different slots: first is the first queued command outside the slot of
 // those before it.
 func (l *crossSlotLog) txRefused(c *client, txSlot int, first string, firstSlot int) {
+	l.write(c, "CROSSSLOT: transaction in more than one slot", func() []any {
+		return []any{"command", "exec", "slot", txSlot, "queued", first, "queued_slot", firstSlot}
+	})
+}
+
+// write logs msg about c's command, whose own attributes what gives (only
+// made when the line is written), unless the rate limit leaves it out.
+func (l *crossSlotLog) write(c *client, msg string, what func() []any) {
 	if !l.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
@@ -89,11 +84,11 @@ func (l *crossSlotLog) txRefused(c *client, txSlot int, first string, firstSlot 
 	if name := c.clientName(); name != "" {
 		attrs = append(attrs, "name", name)
 	}
-	attrs = append(attrs, "command", "exec", "slot", txSlot, "queued", first, "queued_slot", firstSlot)
+	attrs = append(attrs, what()...)
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed", suppressed)
 	}
-	l.log.Info("CROSSSLOT: transaction in more than one slot", attrs...)
+	l.log.Info(msg, attrs...)
 }
 
 // keySlots renders keys as "key@slot ..." in the command's order, each key
