@@ -296,6 +296,9 @@ func (s *Server) wait(c *client, w *waiter) {
 	switch state {
 	case waitServed:
 		c.w.Raw(w.reply)
+		if len(w.reply) > 0 && w.reply[0] == '-' {
+			c.errReplies++ // counted in errorstats where it was written
+		}
 		c.lsn = max(c.lsn, w.lsn)
 	case waitUnblockError:
 		c.w.Error(resp.ErrUnblocked)
@@ -341,6 +344,12 @@ func (s *Server) cmdClientUnblock(c *client, args [][]byte) {
 	}
 	if cl, ok := s.lookupClient(id); ok {
 		if w := cl.blocked.Load(); w != nil && s.blk.finish(w, state) {
+			if state == waitUnblockError {
+				// Redis writes the UNBLOCKED error during this call, and
+				// its one error count makes the call itself failed too
+				// (commandstats's failed_calls).
+				c.errReplies++
+			}
 			c.w.Int(1)
 			return
 		}

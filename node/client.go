@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
@@ -105,6 +106,13 @@ type client struct {
 	// pendingCmds counts commands not yet added to the server's counter;
 	// publishing once per batch keeps a shared atomic off the hot path.
 	pendingCmds int64
+	// cstats holds the commands' INFO commandstats notes until the
+	// batch is published with pendingCmds (cmdstats.go).
+	cstats cmdstats.Pending
+	// errReplies counts the error replies written to c, which tells
+	// whether a command failed (commandstats's failed_calls); errMark is
+	// its value when the running command began (slowlog.go).
+	errReplies, errMark int64
 
 	// inLoop is set while the client is served inside rawio's ReadLoop;
 	// held is a command that may block, left for after the loop.
@@ -150,7 +158,10 @@ func newClient(s *Server, nc net.Conn) *client {
 		keyBuf:  make([]int, 0, 8),
 	}
 	c.w.Proto = 2
-	c.w.OnError = s.errs.Record
+	c.w.OnError = func(msg string) {
+		c.errReplies++
+		s.errs.Record(msg)
+	}
 	c.rd.Unauthenticated = !c.authed
 	c.lastAt.Store(c.created.UnixNano())
 	c.listedMulti.Store(-1)
@@ -221,6 +232,7 @@ func (s *Server) serveClient(c *client) {
 			s.log.Error("client goroutine panicked; connection closed", "client", c.id, "panic", r)
 		}
 		c.unwatchAll()
+		c.publishStats()
 		if s.draining.Load() {
 			// Closed by Close: the replies written must reach the client
 			// (the force after the grace period closes it anyway).
@@ -458,6 +470,7 @@ func (c *client) publishStats() {
 		c.srv.stats.commands.Add(c.pendingCmds)
 		c.pendingCmds = 0
 	}
+	c.srv.cmdStats.Publish(&c.cstats)
 }
 
 func asProtocolError(err error, pe **resp.ProtocolError) bool {

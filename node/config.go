@@ -20,8 +20,8 @@ import (
 // databases 16, which is what a Redis cluster node reports too).
 // Parameters the node cannot change at run time answer CONFIG SET with
 // Redis's "can't set immutable config"; only requirepass, maxclients,
-// maxmemory and the slowlog's are settable because only they change
-// behaviour here. CONFIG
+// maxmemory, the slowlog's and the latency tracking's are settable
+// because only they change behaviour here. CONFIG
 // GET * lists this table and then every
 // other parameter Redis 7.0.15 knows with Redis's default value (settings
 // with no counterpart here: encodings, replication, TLS, ...), except the
@@ -108,6 +108,8 @@ var configParams = []configParam{
 	{name: "cluster-enabled", get: fixed("yes")},
 	{name: "slowlog-log-slower-than", settable: func(s *Server) redisconf.Param { return s.slowlog.ThresholdParam() }},
 	{name: "slowlog-max-len", settable: func(s *Server) redisconf.Param { return s.slowlog.MaxLenParam() }},
+	{name: "latency-tracking", settable: func(s *Server) redisconf.Param { return s.cmdStats.TrackingParam() }},
+	{name: "latency-tracking-info-percentiles", settable: func(s *Server) redisconf.Param { return s.cmdStats.PercentilesParam() }},
 	{name: "notify-keyspace-events", get: fixed("")},
 	{name: "hz", get: fixed("10")},
 	{name: "proto-max-bulk-len", get: fixed("536870912")},
@@ -171,6 +173,7 @@ func (s *Server) resetStats() {
 		n.Store(0)
 	}
 	s.errs.Reset()
+	s.cmdStats.Reset()
 	s.rates.Reset()
 }
 

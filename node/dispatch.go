@@ -62,7 +62,8 @@ func (s *Server) execute(c *client, args [][]byte) {
 	cmd, refusal := cmdlookup.Resolve(args)
 	// CLIENT LIST's cmd= is the last command looked up, rejected or not
 	// (NULL for an unknown one), as Redis sets lastcmd before its checks.
-	c.setLastCmd(cmdlookup.Found(cmd, args))
+	found := cmdlookup.Found(cmd, args)
+	c.setLastCmd(found)
 	if cmd == nil {
 		if s.mig != nil && equalFoldASCII(args[0], "shardgate") && c.multi == nil {
 			if c.authRequired() {
@@ -80,14 +81,19 @@ func (s *Server) execute(c *client, args [][]byte) {
 		return
 	}
 	if refusal != "" {
+		if found != nil { // not an unknown subcommand
+			c.countRejected(cmd)
+		}
 		c.rejectCmd(cmd, refusal)
 		return
 	}
 	if !cmd.Has(slots.FlagNoAuth) && c.authRequired() {
+		c.countRejected(cmd)
 		c.rejectCmd(cmd, resp.ErrNoAuth)
 		return
 	}
 	if c.multi != nil && cmd.Has(slots.FlagNoMulti) {
+		c.countRejected(cmd)
 		c.reject(resp.ErrNoMultiCommand)
 		return
 	}
@@ -99,24 +105,29 @@ func (s *Server) execute(c *client, args [][]byte) {
 	slot, ok := c.commandSlot(cmd, args)
 	if slot >= 0 {
 		if c.multi == nil && !s.passFence(c, slot) {
+			c.countRejected(cmd)
 			c.reject(resp.ErrTryAgain)
 			return
 		}
 		if msg := s.slotRefusal(slot, !ok); msg != "" {
+			c.countRejected(cmd)
 			c.reject(msg)
 			return
 		}
 	}
 	if s.mem.Over() && c.refusedOnOOM(cmd) {
+		c.countRejected(cmd)
 		c.rejectCmd(cmd, resp.ErrOOM)
 		return
 	}
 	if c.monitor && monitor.Refused(cmd) {
+		c.countRejected(cmd)
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
 		return
 	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
 		if err := s.aof.Err(); err != nil {
+			c.countRejected(cmd)
 			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
 			return
 		}
@@ -185,15 +196,13 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 // the slow log.
 func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 	c.pendingCmds++
-	args, start, timed := s.slowBegin(c, r.cmd, args)
+	args, timing := s.cmdBegin(c, r.cmd, args)
 	blocking := r.cmd.Has(slots.FlagBlocking)
 	if blocking && s.monitors.Active() {
 		s.feedMonitors(c, r.cmd, args) // as it starts to wait, as Redis
 	}
 	s.runCommand(c, r, args, slot)
-	if timed {
-		s.slowEnd(c, r.cmd, args, start)
-	}
+	s.cmdEnd(c, r.cmd, args, timing)
 	if !blocking && s.monitors.Active() {
 		s.feedMonitors(c, r.cmd, args)
 	}
@@ -300,6 +309,12 @@ func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 		return
 	}
 	c.reject(msg)
+}
+
+// countRejected counts a command refused before it ran in its
+// commandstats rejected_calls, as Redis's rejectCommand does.
+func (c *client) countRejected(cmd *slots.Command) {
+	c.srv.cmdStats.Rejected(&c.cstats, cmd.ID)
 }
 
 func (c *client) rejectf(format string, a ...any) {

@@ -318,26 +318,22 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 // runTxConn runs a node-level command inside EXEC, turning a panic into an
 // error element of the reply.
 func (s *Server) runTxConn(c *client, q *queued) {
-	args, start, timed := s.slowBegin(c, q.route.cmd, q.args)
+	args, timing := s.cmdBegin(c, q.route.cmd, q.args)
 	if s.monitors.Active() {
 		defer s.feedMonitors(c, q.route.cmd, args)
 	}
-	if timed {
-		defer s.slowEnd(c, q.route.cmd, args, start)
-	}
+	defer s.cmdEnd(c, q.route.cmd, args, timing)
 	defer s.recoverCommand(c, q.route, c.w.Len())
 	q.route.conn(c, args)
 }
 
 // runTxData runs an engine command inside EXEC, whose locks are held.
 func (s *Server) runTxData(c *client, q *queued) {
-	args, start, timed := s.slowBegin(c, q.route.cmd, q.args)
+	args, timing := s.cmdBegin(c, q.route.cmd, q.args)
 	if s.monitors.Active() {
 		defer s.feedMonitors(c, q.route.cmd, args)
 	}
-	if timed {
-		defer s.slowEnd(c, q.route.cmd, args, start)
-	}
+	defer s.cmdEnd(c, q.route.cmd, args, timing)
 	defer s.recoverCommand(c, q.route, c.w.Len())
 	q.route.data(&c.ctx)
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/memlimit"
 	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
@@ -65,10 +66,11 @@ type Server struct {
 	fencedBatchEnd func()
 	wg             sync.WaitGroup
 	stop           chan struct{}
-	draining       atomic.Bool   // set by Close: clients read no more commands
-	maxMemory      atomic.Uint64 // maxmemory as configured (CONFIG GET, INFO)
-	slowlog        *slowlog.Log  // SLOWLOG (slowlog.go)
-	monitors       monitor.Hub   // MONITOR (monitor.go)
+	draining       atomic.Bool     // set by Close: clients read no more commands
+	maxMemory      atomic.Uint64   // maxmemory as configured (CONFIG GET, INFO)
+	slowlog        *slowlog.Log    // SLOWLOG (slowlog.go)
+	cmdStats       *cmdstats.Table // INFO commandstats and latencystats (cmdstats.go)
+	monitors       monitor.Hub     // MONITOR (monitor.go)
 }
 
 // serverStats are INFO's counters.
@@ -94,7 +96,8 @@ func New(opts Options) (*Server, error) {
 		start: o.Now(),
 		stop:  make(chan struct{}),
 		// Before the config table, which serves its parameters.
-		slowlog: slowlog.New(),
+		slowlog:  slowlog.New(),
+		cmdStats: cmdstats.New(),
 	}
 	s.routes = buildRoutes(s)
 	s.monitors.OnOverflow = func(addr string, pending int) {

@@ -47,21 +47,31 @@ func (s *Server) slowClock() time.Duration { return time.Since(s.start) }
 // Timing a command costs one clock reading: it starts at c.slowMark, the
 // end of the command before it (or the start of the batch, tick), and its
 // own end is the next one's start. Parsing a command is thus counted in
-// its time, which is well below what any threshold but 0 can see.
+// its time, which is well below what any threshold but 0 can see. The
+// same reading times the command for INFO commandstats and latencystats.
 
-// slowBegin starts timing a command about to run: ok is false when it is
-// not to be logged (the log is off, or EXEC); args is what to run and log.
-func (s *Server) slowBegin(c *client, cmd *slots.Command, args [][]byte) (_ [][]byte, start time.Duration, ok bool) {
+// cmdTiming is what cmdBegin notes of a command about to run.
+type cmdTiming struct {
+	start  time.Duration // c.slowMark when it began
+	logged bool          // the slow log may take it (not EXEC, log on)
+}
+
+// cmdBegin starts timing a command about to run; args is what to run and
+// log.
+func (s *Server) cmdBegin(c *client, cmd *slots.Command, args [][]byte) ([][]byte, cmdTiming) {
+	c.waited, c.unblocked = 0, slowServed
+	c.errMark = c.errReplies
+	t := cmdTiming{start: c.slowMark}
 	if s.slowlog.Threshold() < 0 || cmd.Has(slots.FlagSkipSlowlog) {
-		return args, 0, false
+		return args, t
 	}
 	if cmd.Has(slots.FlagBlocking) {
 		// What a blocked client's connection reads while it waits may
 		// move its buffer, and args with it.
 		args = copyArgs(args)
 	}
-	c.waited, c.unblocked = 0, slowServed
-	return args, c.slowMark, true
+	t.logged = true
+	return args, t
 }
 
 // slowBlockEnd is how a command that blocked stopped waiting, for the
@@ -74,15 +84,25 @@ const (
 	slowUnblocked                     // CLIENT UNBLOCK: logged without its arguments
 )
 
-// slowEnd logs the command slowBegin timed if it was slow. A command
-// ended by CLIENT UNBLOCK is logged with no arguments, as Redis 7.0 logs
-// it (its unblock path records the command after its arguments are
-// gone); one that timed out is not logged at all.
-func (s *Server) slowEnd(c *client, cmd *slots.Command, args [][]byte, start time.Duration) {
+// cmdEnd counts the command cmdBegin timed in INFO commandstats and logs
+// it if it was slow. Its time leaves out what it waited blocked. A
+// blocking command whose client left is not counted (Redis frees such a
+// client without a call); one that timed out is, as Redis 7.0 does.
+// The slow log takes a command ended by CLIENT UNBLOCK with no arguments,
+// as Redis 7.0 logs it (its unblock path records the command after its
+// arguments are gone), and one that timed out not at all.
+func (s *Server) cmdEnd(c *client, cmd *slots.Command, args [][]byte, t cmdTiming) {
 	now := s.slowClock()
 	c.slowMark = now
-	d := now - start - c.waited
-	if !s.slowlog.Slow(d) {
+	d := now - t.start - c.waited
+	if c.unblocked == slowUnserved && c.closing {
+		return
+	}
+	// Failed: an error reply since the command, or the last one it ran
+	// (EXEC), began; as Redis, an EXEC whose commands failed did not.
+	s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), c.errReplies != c.errMark)
+	c.errMark = c.errReplies
+	if !t.logged || !s.slowlog.Slow(d) {
 		return
 	}
 	switch c.unblocked {

@@ -346,3 +346,15 @@ func ListenHostPort(configured string, ln net.Addr) (host, port string) {
 	}
 	return h, p
 }
+
+// ParseYesNo reads a boolean parameter as Redis's yesnotoi does: yes or
+// no in any case.
+func ParseYesNo(v string) (on, ok bool) {
+	switch {
+	case strings.EqualFold(v, "yes"):
+		return true, true
+	case strings.EqualFold(v, "no"):
+		return false, true
+	}
+	return false, false
+}

@@ -123,6 +123,10 @@ const (
 	ConfigReasonNotInteger = "argument couldn't be parsed into an integer"
 	ConfigReasonNotMemory  = "argument must be a memory value"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
+	ConfigReasonYesNo      = "argument must be 'yes' or 'no'"
+	// latency-tracking-info-percentiles's reasons (config.c).
+	ConfigReasonPercentiles      = "Invalid latency-tracking-info-percentiles parameters"
+	ConfigReasonPercentilesRange = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
 	// ConfigReasonMaxClientsOS is updateMaxclients's reason when the
 	// open-files limit cannot take that many clients.
 	ConfigReasonMaxClientsOS = "The operating system is not able to handle the specified number of clients, try with %d"
