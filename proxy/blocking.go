@@ -654,6 +654,10 @@ func cmdClientUnblock(c *client, args [][]byte) {
 		if st := cl.blocked.Load(); st != nil {
 			if nargs, ok := st.unblockArgs(mode); ok {
 				c.addReq(c.forward(st.node, nargs))
+				// Redis counts a CLIENT UNBLOCK ... ERROR that unblocks
+				// as failed: the error it writes to the other client is
+				// in its one error count (commandstats).
+				c.ops[len(c.ops)-1].unblockError = mode != nil && slots.EqualFold("error", slots.CString(mode))
 				return
 			}
 		}

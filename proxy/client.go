@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
@@ -74,7 +75,14 @@ type client struct {
 	// commands queued by MULTI, which count when EXEC runs them (so an
 	// EXEC adds its transaction's commands: negative).
 	uncounted int
-	sends     []nodeSend // by node index
+	// The command being handled, as op.cmd and op.blocking note it; the
+	// current batch's start on the stats clock (0: no command yet); the
+	// batch's commandstats notes (cmdstats.go).
+	curCmd      int32
+	curBlocking bool
+	statStart   int64
+	cstats      cmdstats.Pending
+	sends       []nodeSend // by node index
 	// conns caches the client's shared connection per node (for the
 	// current protocol), so a batch takes no pool lock.
 	conns  []*nodeConn
@@ -105,6 +113,17 @@ type op struct {
 	// replies, each error among them counted in errorstats as Redis
 	// counts the failed commands of a transaction.
 	exec bool
+
+	// INFO commandstats (cmdstats.go): the command's ID + 1 (0: counted
+	// nowhere, as an unknown command or one queued by MULTI), whether the
+	// proxy refused it before it ran, whether it may block (its wait is
+	// not its time), and for EXEC the IDs + 1 of its queued commands.
+	cmd      int32
+	rejected bool
+	blocking bool
+	txCmds   []int32
+	// unblockError: a CLIENT UNBLOCK ... ERROR, failed if it unblocked.
+	unblockError bool
 }
 
 // nodeSend gathers one batch's commands for a node.
@@ -353,14 +372,18 @@ func (c *client) grow() {
 
 // addLocal closes a reply the proxy wrote into c.local since mark.
 func (c *client) addLocal(mark int) {
-	c.ops = append(c.ops, op{start: mark, end: len(c.local.B)})
+	c.ops = append(c.ops, op{start: mark, end: len(c.local.B), cmd: c.curCmd, blocking: c.curBlocking})
 }
 
 // addReq adds a forwarded command's reply to the stream.
-func (c *client) addReq(r *request) { c.ops = append(c.ops, op{req: r}) }
+func (c *client) addReq(r *request) {
+	c.ops = append(c.ops, op{req: r, cmd: c.curCmd, blocking: c.curBlocking})
+}
 
 // addMerge adds a reply computed from several requests once they are in.
-func (c *client) addMerge(f func(c *client)) { c.ops = append(c.ops, op{merge: f}) }
+func (c *client) addMerge(f func(c *client)) {
+	c.ops = append(c.ops, op{merge: f, cmd: c.curCmd, blocking: c.curBlocking})
+}
 
 // dispatch sends the batch's commands to their nodes and waits for every
 // reply, following the nodes' redirections (moved.go). A node that cannot
@@ -457,6 +480,7 @@ func (c *client) finishBatch() {
 		return
 	}
 	c.dispatch()
+	end := c.srv.statClock()
 	for i := range c.ops {
 		o := &c.ops[i]
 		mark := len(c.w.B)
@@ -475,20 +499,29 @@ func (c *client) finishBatch() {
 		default:
 			c.w.Raw(c.local.B[o.start:o.end])
 		}
+		failed := false
 		if len(c.w.B) > mark {
 			switch r := c.w.B[mark:]; {
 			case r[0] == '-' || r[0] == '!':
 				c.srv.errs.Record(errorReplyMsg(r))
+				failed = true
+				o.rejected = o.rejected || isRefusal(r)
 			case o.exec:
-				c.recordElementErrors(r)
+				c.recordElementErrors(r, o.txCmds)
 			}
 		}
+		if o.unblockError && string(c.w.B[mark:]) == ":1\r\n" {
+			failed = true
+		}
+		c.countOp(o, failed, end)
 		if c.outputExceeded() || c.killed.Load() {
 			break // closed: the replies have nobody to go to
 		}
 	}
 	c.srv.stats.commands.Add(int64(len(c.ops) - c.uncounted))
 	c.uncounted = 0
+	c.srv.cmdStats.Publish(&c.cstats)
+	c.statStart = 0
 	c.batchDone()
 	clear(c.ops)
 	c.ops = c.ops[:0]
@@ -526,8 +559,9 @@ func errorReplyMsg(b []byte) string {
 }
 
 // recordElementErrors counts the error replies among the elements of the
-// array reply b (EXEC's).
-func (c *client) recordElementErrors(b []byte) {
+// array reply b (EXEC's), and the transaction's commands, txCmds, in
+// commandstats.
+func (c *client) recordElementErrors(b []byte, txCmds []int32) {
 	if b[0] != '*' {
 		return
 	}
@@ -537,13 +571,19 @@ func (c *client) recordElementErrors(b []byte) {
 		return
 	}
 	b = b[i+1:]
-	for range n {
+	for j := range n {
 		l, err := resp.ReplyLen(b)
 		if err != nil || l == 0 {
 			return
 		}
-		if b[0] == '-' || b[0] == '!' {
+		failed := b[0] == '-' || b[0] == '!'
+		if failed {
 			c.srv.errs.Record(errorReplyMsg(b[:l]))
+		}
+		if j < len(txCmds) && txCmds[j] != 0 {
+			// Timed as part of EXEC: the proxy does not see the node
+			// run them one by one.
+			c.srv.cmdStats.Call(&c.cstats, int(txCmds[j]-1), 0, failed)
 		}
 		b = b[l:]
 	}

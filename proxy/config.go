@@ -38,6 +38,9 @@ func (s *Server) configTable() redisconf.Table {
 		// (a CONFIG SET that also sets the proxy's own) and set there.
 		slowlogParam(scratch.ThresholdParam()),
 		slowlogParam(scratch.MaxLenParam()),
+		// The proxy's own: its INFO latencystats.
+		s.cmdStats.TrackingParam(),
+		s.cmdStats.PercentilesParam(),
 	}
 }
 

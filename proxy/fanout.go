@@ -200,6 +200,7 @@ func cmdResetStat(c *client, args [][]byte) {
 	cmdAllOK(c, args)
 	c.srv.stats.reset()
 	c.srv.errs.Reset()
+	c.srv.cmdStats.Reset()
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.

@@ -43,7 +43,9 @@ var infoSections = []infoSection{
 	{name: "replication", title: "Replication", deflt: true, gen: func(c *client, b *infoBuf) { redisinfo.ReplicationFields(c.srv.replID, b.str) }},
 	{name: "cpu", title: "CPU", deflt: true, gen: func(_ *client, b *infoBuf) { redisinfo.CPUFields(b.str) }},
 	{name: "modules", title: "Modules", deflt: true, gen: func(*client, *infoBuf) {}}, // none, as a Redis without modules
+	{name: "commandstats", title: "Commandstats", gen: func(c *client, b *infoBuf) { c.srv.cmdStats.CommandStats(b.str) }},
 	{name: "errorstats", title: "Errorstats", deflt: true, gen: func(c *client, b *infoBuf) { c.srv.errs.Fields(b.str) }},
+	{name: "latencystats", title: "Latencystats", gen: func(c *client, b *infoBuf) { c.srv.cmdStats.LatencyStats(b.str) }},
 	{name: "cluster", title: "Cluster", deflt: true, gen: infoCluster},
 	{name: "nodes", title: "Nodes", deflt: true, gen: infoNodes},
 	{name: "keyspace", title: "Keyspace", deflt: true, nodes: []string{"keyspace"}, merge: infoKeyspace},

@@ -47,6 +47,8 @@ type txState struct {
 	crossSlot int
 	// locals are the proxy's own commands queued (txLocalCommands).
 	locals []txLocal
+	// cmds are the queued commands' IDs + 1, for commandstats.
+	cmds []int32
 }
 
 // txLocal is a command the proxy answers itself, queued in a transaction:
@@ -96,6 +98,8 @@ func (c *client) replyQueued(tx *txState) {
 	c.local.Simple("QUEUED")
 	c.addLocal(mark)
 	c.uncounted++ // counted if EXEC runs it
+	tx.cmds = append(tx.cmds, c.ops[len(c.ops)-1].cmd)
+	c.ops[len(c.ops)-1].cmd = 0 // so in commandstats too
 }
 
 // spliceLocals makes the client's EXEC reply from the node's, exec: if
@@ -262,7 +266,7 @@ func cmdExec(c *client, args [][]byte) {
 			if node.merge != nil {
 				return
 			}
-			*last = op{exec: true, merge: func(c *client) {
+			*last = op{exec: true, cmd: node.cmd, txCmds: node.txCmds, merge: func(c *client) {
 				exec := c.local.B[node.start:node.end]
 				if node.req != nil {
 					exec = node.req.reply
@@ -313,6 +317,7 @@ func cmdExec(c *client, args [][]byte) {
 		first.cmd, first.unit = s.buf[start:], int32(tx.n+2)
 		c.addReq(last)
 		c.ops[len(c.ops)-1].exec = true
+		c.ops[len(c.ops)-1].txCmds = tx.cmds
 		return
 	}
 	// WATCHes elsewhere first: a nil from any of them aborts.
@@ -353,6 +358,7 @@ func cmdExec(c *client, args [][]byte) {
 	}
 	c.addLocal(mark)
 	c.ops[len(c.ops)-1].exec = true
+	c.ops[len(c.ops)-1].txCmds = tx.cmds
 }
 
 // txMoved reports whether a MULTI ... EXEC block's replies show that the

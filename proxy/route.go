@@ -88,6 +88,10 @@ var txControlCommands = map[string]bool{
 // order (lookup, arity, auth, CROSSSLOT), then MULTI queueing or routing.
 // Every command adds exactly one op to the batch.
 func (c *client) handle(args [][]byte) {
+	if c.statStart == 0 {
+		c.statStart = c.srv.statClock()
+	}
+	c.curCmd, c.curBlocking = 0, false
 	if c.srv.metrics != nil {
 		c.handleMeasured(args)
 	} else {
@@ -117,7 +121,11 @@ func (c *client) handle(args [][]byte) {
 func (c *client) handleCommand(args [][]byte) {
 	cmd, refusal := cmdlookup.Resolve(args)
 	// CLIENT LIST's cmd= is the last command looked up, rejected or not.
-	c.lastCmd.Store(cmdlookup.Found(cmd, args))
+	found := cmdlookup.Found(cmd, args)
+	c.lastCmd.Store(found)
+	if found != nil {
+		c.curCmd, c.curBlocking = int32(found.ID+1), found.Has(slots.FlagBlocking)
+	}
 	if slots.EqualFold("cluster", args[0]) && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
 		// The proxy's own views, queued in a transaction, are answered
 		// when the node has run the rest (spliceLocals).
@@ -301,6 +309,7 @@ func (c *client) reject(msg string) {
 	}
 	c.uncounted++
 	c.localError(msg)
+	c.ops[len(c.ops)-1].rejected = true
 }
 
 // rejectCmd is reject for a looked-up command: a rejected EXEC, inside
@@ -312,6 +321,7 @@ func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 		c.releaseWatches(false)
 		c.uncounted++
 		c.localError(fmt.Sprintf(resp.ErrExecAbortBecause, strings.TrimPrefix(msg, "ERR ")))
+		c.ops[len(c.ops)-1].rejected = true
 		return
 	}
 	c.reject(msg)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
@@ -42,6 +43,10 @@ type Server struct {
 	stats serverStats
 	errs  redisinfo.ErrorStats // INFO errorstats, total_error_replies
 	cross crossSlotLog         // log lines for CROSSSLOT refusals
+	// cmdStats is INFO commandstats and latencystats; clockBase the
+	// origin of statClock (cmdstats.go).
+	cmdStats  *cmdstats.Table
+	clockBase time.Time
 	// monitors are the MONITOR connections (monitor.go).
 	monitors monitor.Hub
 	wg       sync.WaitGroup // client goroutines
@@ -109,6 +114,8 @@ func New(opts Options) (*Server, error) {
 		tableKnown: make(chan struct{}),
 		myID:       stableClusterID(o.Addr),
 		replID:     redisinfo.RandomHex(20),
+		cmdStats:   cmdstats.New(),
+		clockBase:  time.Now(),
 	}
 	s.cross.log = o.Logger
 	s.monitors.OnOverflow = func(addr string, pending int) {

@@ -14,7 +14,6 @@ import (
 // several goroutines record into one histogram.
 type Histogram struct {
 	counts [countsLen]atomic.Int64
-	total  atomic.Int64
 }
 
 // The layout's constants, as hdr_calculate_bucket_config derives them for
@@ -72,8 +71,7 @@ func highestEquivalent(v int64) int64 {
 // MaxValue].
 func (h *Histogram) Record(ns int64) {
 	ns = min(max(ns, MinValue), MaxValue)
-	h.counts[indexOf(ns)].Add(1)
-	h.total.Add(1)
+	h.counts[indexOf(ns)].Add(1) // one atomic: the total is summed when read
 }
 
 // ValueAt is hdr_value_at_percentile: the highest value equivalent to the
@@ -82,7 +80,7 @@ func (h *Histogram) Record(ns int64) {
 // answer is that of some moment's counts, near enough for INFO.
 func (h *Histogram) ValueAt(percentile float64) int64 {
 	p := min(percentile, 100)
-	want := max(int64(p/100*float64(h.total.Load())+0.5), 1)
+	want := max(int64(p/100*float64(h.Total())+0.5), 1)
 	var seen int64
 	v := int64(0)
 	for i := range h.counts {
@@ -99,4 +97,10 @@ func (h *Histogram) ValueAt(percentile float64) int64 {
 }
 
 // Total is how many values were recorded.
-func (h *Histogram) Total() int64 { return h.total.Load() }
+func (h *Histogram) Total() int64 {
+	var n int64
+	for i := range h.counts {
+		n += h.counts[i].Load()
+	}
+	return n
+}

@@ -1,0 +1,220 @@
+package difftest
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// CommandStatsScenario runs the same commands on the target and on
+// redis-server and compares INFO commandstats (calls, rejected_calls and
+// failed_calls of each command; usec is each server's own time, checked
+// for sense) and which commands INFO latencystats lists with which
+// percentiles. The commands cover what decides the counts: refusals
+// before a command runs (arity, NOAUTH, inside MULTI) against errors it
+// replies with, a transaction's commands counted at EXEC and EXEC failing
+// only for its own error, unknown commands and subcommands counted
+// nowhere, and blocking pops counted once they end, served or timed out.
+func CommandStatsScenario(t *testing.T, p *Pair) {
+	t.Helper()
+	t.Cleanup(func() {
+		p.Redis.DoStrings("CONFIG", "SET", "requirepass", "", "latency-tracking", "yes", "latency-tracking-info-percentiles", "50 99 99.9")
+	})
+	c := p.ConnPair
+	c2 := p.NewConn(t)
+	c.Do(t, "CONFIG", "RESETSTAT")
+	for _, args := range [][]string{
+		{"SET", "a", "1"},
+		{"GET", "a"},
+		{"GET"},                    // arity: rejected
+		{"NOSUCHCOMMAND", "x"},     // unknown: nowhere
+		{"CONFIG", "NOPE"},         // unknown subcommand: nowhere
+		{"CONFIG"},                 // the container's arity: rejected
+		{"CONFIG", "GET"},          // the subcommand's arity: rejected
+		{"LPUSH", "a", "x"},        // WRONGTYPE: failed
+		{"GETEX", "a", "PX", "-1"}, // syntax: failed
+		{"AUTH", "x"},              // no password set: failed
+		{"HELLO", "4"},             // NOPROTO: failed
+		{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"}, // NOGROUP: failed
+		{"MULTI"},
+		{"SET", "a", "2"},
+		{"GET"},  // rejected inside MULTI, aborting it
+		{"EXEC"}, // EXECABORT: failed
+		{"MULTI"},
+		{"LPUSH", "a", "1"}, // fails at EXEC
+		{"INCR", "a"},
+		{"BLPOP", "a", "0"}, // does not block inside EXEC: WRONGTYPE
+		{"EXEC"},            // not failed: its commands did
+		{"MULTI"},
+		{"MULTI"},      // nested: failed
+		{"WATCH", "a"}, // inside MULTI: failed
+		{"SHUTDOWN"},   // not allowed inside MULTI: rejected
+		{"DISCARD"},
+		{"EXEC"}, // without MULTI: failed
+		{"DISCARD"},
+		{"DEBUG", "SLEEP", "0"}, // refused outright: rejected
+		{"PING"},
+		{"BLPOP", "empty", "0.05"}, // times out: counted
+	} {
+		c.Do(t, args...)
+	}
+	// A transaction whose WATCH fails: EXEC answers nil, not an error.
+	c.Do(t, "WATCH", "w")
+	c2.Do(t, "SET", "w", "1")
+	c.Do(t, "MULTI")
+	c.Do(t, "INCR", "w")
+	c.Do(t, "EXEC")
+	// A pop that blocks and is served.
+	c2.Redis.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
+	c2.Node.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
+	waitBlockedBoth(t, c, 1)
+	c.Do(t, "RPUSH", "q", "job")
+	ra, _ := c2.Redis.Receive()
+	rb, _ := c2.Node.Receive()
+	c2.Compare(t, []string{"BLPOP", "q", "0"}, ra, rb)
+	// Unblocked with an error: a failed call.
+	idR, idN := c2.Both(t, "CLIENT", "ID")
+	c2.Redis.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
+	c2.Node.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
+	waitBlockedBoth(t, c, 1)
+	p.Redis.DoStrings("CLIENT", "UNBLOCK", fmt.Sprint(idR.Int), "ERROR")
+	p.Node.DoStrings("CLIENT", "UNBLOCK", fmt.Sprint(idN.Int), "ERROR")
+	ra, _ = c2.Redis.Receive()
+	rb, _ = c2.Node.Receive()
+	c2.Compare(t, []string{"BLPOP", "q", "0", "(unblocked)"}, ra, rb)
+	// NOAUTH: rejected.
+	c.Do(t, "CONFIG", "SET", "requirepass", "pw")
+	c3 := p.NewConn(t)
+	c3.Do(t, "GET", "a")
+	c3.Do(t, "AUTH", "pw")
+	c.Do(t, "AUTH", "pw")
+	c.Do(t, "CONFIG", "SET", "requirepass", "")
+
+	compareCommandStats(t, c)
+	a, b := c.Both(t, "INFO", "latencystats")
+	if ka, kb := latencyKeys(t, a.Text(), "p50,p99,p99.9"), latencyKeys(t, b.Text(), "p50,p99,p99.9"); ka != kb {
+		t.Errorf("latencystats commands differ:\nredis: %s\ntarget: %s", ka, kb)
+	}
+
+	// The percentiles INFO reads, and turning tracking off.
+	for _, v := range []string{"33.33333333 0.0000001 100.0 99.90", "abc", "101", " 50  99 ", "1e1 0x10", "", "nan", "inf"} {
+		c.Do(t, "CONFIG", "SET", "latency-tracking-info-percentiles", v)
+		c.Do(t, "CONFIG", "GET", "latency-tracking-info-percentiles")
+	}
+	c.Do(t, "CONFIG", "SET", "latency-tracking-info-percentiles", "50 99.99 0")
+	a, b = c.Both(t, "INFO", "latencystats")
+	if ka, kb := latencyKeys(t, a.Text(), "p50,p99.99,p0"), latencyKeys(t, b.Text(), "p50,p99.99,p0"); ka != kb {
+		t.Errorf("latencystats commands differ:\nredis: %s\ntarget: %s", ka, kb)
+	}
+	c.Do(t, "CONFIG", "SET", "latency-tracking", "maybe")
+	c.Do(t, "CONFIG", "SET", "latency-tracking", "NO")
+	c.Do(t, "CONFIG", "GET", "latency-tracking")
+	c.Do(t, "INFO", "latencystats")
+	c.Do(t, "CONFIG", "SET", "latency-tracking", "yes")
+
+	// RESETSTAT forgets it all; only its own call is counted after it.
+	c.Do(t, "CONFIG", "RESETSTAT")
+	a, b = c.Both(t, "INFO", "commandstats")
+	if n := strings.Count(b.Text(), "cmdstat_"); n != 1 {
+		t.Errorf("after CONFIG RESETSTAT the target lists %d commands, want 1 (itself): %q", n, b.Text())
+	}
+	compareCommandStats(t, c)
+}
+
+var cmdstatLine = regexp.MustCompile(`^cmdstat_([a-z|-]+):calls=(\d+),usec=(\d+),usec_per_call=(\d+\.\d\d),rejected_calls=(\d+),failed_calls=(\d+)$`)
+
+// compareCommandStats compares INFO commandstats's counts, in name order
+// (Redis lists them in its dictionary's order), with usec blanked once
+// its per-call figure is checked against it.
+func compareCommandStats(t *testing.T, c *ConnPair) {
+	t.Helper()
+	a, b := c.Both(t, "INFO", "commandstats")
+	norm := func(who, text string) string {
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(text), "\r\n")[1:] {
+			m := cmdstatLine.FindStringSubmatch(line)
+			if m == nil {
+				t.Errorf("%s: bad commandstats line %q", who, line)
+				continue
+			}
+			if m[1] == "info" {
+				continue // the polls for blocked clients: as many as it takes
+			}
+			calls, _ := strconv.ParseInt(m[2], 10, 64)
+			usec, _ := strconv.ParseInt(m[3], 10, 64)
+			if calls > 0 {
+				if want := fmt.Sprintf("%.2f", float32(usec)/float32(calls)); m[4] != want {
+					t.Errorf("%s: %q: usec_per_call %s, want %s", who, line, m[4], want)
+				}
+			}
+			if usec > 5_000_000 {
+				t.Errorf("%s: %q: %d µs", who, line, usec)
+			}
+			out = append(out, fmt.Sprintf("%s calls=%s rejected=%s failed=%s", m[1], m[2], m[5], m[6]))
+		}
+		sort.Strings(out)
+		return strings.Join(out, "\n")
+	}
+	if na, nb := norm("redis", a.Text()), norm("target", b.Text()); na != nb {
+		t.Errorf("INFO commandstats differs:\nredis:\n%s\ntarget:\n%s", na, nb)
+	}
+}
+
+// latencyKeys checks INFO latencystats's lines against Redis's format with
+// the given percentiles and returns the commands listed, in name order.
+func latencyKeys(t *testing.T, text, percentiles string) string {
+	t.Helper()
+	var pat strings.Builder
+	for i, p := range strings.Split(percentiles, ",") {
+		if i > 0 {
+			pat.WriteString(",")
+		}
+		pat.WriteString(regexp.QuoteMeta(p) + `=\d+\.\d{3}`)
+	}
+	line := regexp.MustCompile(`^latency_percentiles_usec_([a-z|-]+):` + pat.String() + `$`)
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\r\n")[1:] {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Errorf("bad latencystats line %q", l)
+			continue
+		}
+		names = append(names, m[1])
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
+
+// waitBlockedBoth waits until both servers count n blocked clients.
+func waitBlockedBoth(t *testing.T, c *ConnPair, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r, nd := blockedCount(t, c.Redis), blockedCount(t, c.Node)
+		if r == n && nd == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked_clients: redis %d, target %d; want %d", r, nd, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func blockedCount(t *testing.T, c *Conn) int {
+	t.Helper()
+	v, err := c.DoStrings("INFO", "clients")
+	if err != nil {
+		t.Fatalf("INFO clients: %v", err)
+	}
+	_, rest, ok := strings.Cut(v.Text(), "blocked_clients:")
+	if !ok {
+		t.Fatalf("no blocked_clients in INFO: %q", v.Text())
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, "\r\n", 2)[0]))
+	return n
+}

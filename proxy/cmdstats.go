@@ -1,0 +1,53 @@
+package proxy
+
+import (
+	"bytes"
+	"time"
+)
+
+// INFO commandstats and latencystats on the proxy describe the commands
+// its clients sent, as the proxy saw them (internal/cmdstats keeps them
+// as a node does):
+//   - a call's time runs from the start of the batch it came in to when
+//     its reply was ready, the round trip to its node included: what the
+//     client waits for, less the proxy's reads and writes;
+//   - a command that may block (BLPOP, XREAD BLOCK ...) counts no time,
+//     since the proxy cannot tell its wait from its work;
+//   - rejected are the commands refused before they ran: by the proxy
+//     (arity, NOAUTH, CROSSSLOT, inside MULTI) or by the node with a
+//     cluster redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN);
+//   - a transaction's commands count when EXEC's reply has them, with no
+//     time of their own (EXEC's covers them), failed where their element
+//     is an error.
+
+// statClock is the stats clock: monotonic nanoseconds since the start.
+func (s *Server) statClock() int64 { return int64(time.Since(s.clockBase)) }
+
+// countOp notes op o, whose reply is written (failed: an error), in the
+// client's commandstats; end is when the batch's replies were in.
+func (c *client) countOp(o *op, failed bool, end int64) {
+	if o.cmd == 0 {
+		return
+	}
+	id := int(o.cmd - 1)
+	if o.rejected {
+		c.srv.cmdStats.Rejected(&c.cstats, id)
+		return
+	}
+	var ns int64
+	if !o.blocking && c.statStart != 0 {
+		ns = end - c.statStart
+	}
+	c.srv.cmdStats.Call(&c.cstats, id, ns, failed)
+}
+
+// isRefusal reports whether the error reply r is a cluster refusal, which
+// a Redis Cluster node gives before the command runs.
+func isRefusal(r []byte) bool {
+	for _, code := range [...]string{"-MOVED ", "-ASK ", "-TRYAGAIN ", "-CLUSTERDOWN ", "-CROSSSLOT "} {
+		if bytes.HasPrefix(r, []byte(code)) {
+			return true
+		}
+	}
+	return false
+}
