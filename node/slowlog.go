@@ -21,6 +21,11 @@ func registerSlowlogCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	h["slowlog|len"] = func(c *client, _ [][]byte) { c.w.Int(int64(s.slowlog.Len())) }
 	h["slowlog|reset"] = func(c *client, _ [][]byte) { s.slowlog.Reset(); c.w.OK() }
 	h["slowlog|help"] = func(c *client, _ [][]byte) { writeHelp(c, slowlog.Help) }
+	// LATENCY reads INFO latencystats's histograms, with no latency
+	// monitor (internal/cmdstats).
+	for _, sub := range []string{"latest", "history", "reset", "doctor", "graph", "histogram", "help"} {
+		h["latency|"+sub] = func(c *client, args [][]byte) { s.cmdStats.Latency(&c.w, args) }
+	}
 }
 
 func (s *Server) cmdSlowlogGet(c *client, args [][]byte) {
@@ -85,9 +90,10 @@ const (
 )
 
 // cmdEnd counts the command cmdBegin timed in INFO commandstats and logs
-// it if it was slow. Its time leaves out what it waited blocked. A
-// blocking command whose client left is not counted (Redis frees such a
-// client without a call); one that timed out is, as Redis 7.0 does.
+// it if it was slow. Its time leaves out what it waited blocked. As in
+// Redis 7.0, a blocking command that timed out or whose client left is
+// counted, but not in the latency histogram, and one ended by CLIENT
+// UNBLOCK (either way) is a failed call.
 // The slow log takes a command ended by CLIENT UNBLOCK with no arguments,
 // as Redis 7.0 logs it (its unblock path records the command after its
 // arguments are gone), and one that timed out not at all.
@@ -95,13 +101,18 @@ func (s *Server) cmdEnd(c *client, cmd *slots.Command, args [][]byte, t cmdTimin
 	now := s.slowClock()
 	c.slowMark = now
 	d := now - t.start - c.waited
-	if c.unblocked == slowUnserved && c.closing {
-		return
-	}
 	// Failed: an error reply since the command, or the last one it ran
 	// (EXEC), began; as Redis, an EXEC whose commands failed did not.
-	s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), c.errReplies != c.errMark)
+	failed := c.errReplies != c.errMark
 	c.errMark = c.errReplies
+	switch c.unblocked {
+	case slowUnserved:
+		s.cmdStats.CallUntimed(&c.cstats, cmd.ID, int64(d))
+	case slowUnblocked:
+		s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), true)
+	default:
+		s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), failed)
+	}
 	if !t.logged || !s.slowlog.Slow(d) {
 		return
 	}

@@ -513,7 +513,7 @@ func (c *client) finishBatch() {
 		if o.unblockError && string(c.w.B[mark:]) == ":1\r\n" {
 			failed = true
 		}
-		c.countOp(o, failed, end)
+		c.countOp(o, c.w.B[mark:], failed, end)
 		if c.outputExceeded() || c.killed.Load() {
 			break // closed: the replies have nobody to go to
 		}

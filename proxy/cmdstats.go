@@ -12,7 +12,9 @@ import (
 //     its reply was ready, the round trip to its node included: what the
 //     client waits for, less the proxy's reads and writes;
 //   - a command that may block (BLPOP, XREAD BLOCK ...) counts no time,
-//     since the proxy cannot tell its wait from its work;
+//     since the proxy cannot tell its wait from its work, and one that
+//     timed out (a null reply) is left out of the latency histogram, as
+//     Redis leaves it;
 //   - rejected are the commands refused before they ran: by the proxy
 //     (arity, NOAUTH, CROSSSLOT, inside MULTI) or by the node with a
 //     cluster redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN);
@@ -23,9 +25,9 @@ import (
 // statClock is the stats clock: monotonic nanoseconds since the start.
 func (s *Server) statClock() int64 { return int64(time.Since(s.clockBase)) }
 
-// countOp notes op o, whose reply is written (failed: an error), in the
+// countOp notes op o, whose reply r is written (failed: an error), in the
 // client's commandstats; end is when the batch's replies were in.
-func (c *client) countOp(o *op, failed bool, end int64) {
+func (c *client) countOp(o *op, r []byte, failed bool, end int64) {
 	if o.cmd == 0 {
 		return
 	}
@@ -34,11 +36,25 @@ func (c *client) countOp(o *op, failed bool, end int64) {
 		c.srv.cmdStats.Rejected(&c.cstats, id)
 		return
 	}
+	if o.blocking {
+		if isNullReply(r) {
+			c.srv.cmdStats.CallUntimed(&c.cstats, id, 0)
+		} else {
+			c.srv.cmdStats.Call(&c.cstats, id, 0, failed)
+		}
+		return
+	}
 	var ns int64
-	if !o.blocking && c.statStart != 0 {
+	if c.statStart != 0 {
 		ns = end - c.statStart
 	}
 	c.srv.cmdStats.Call(&c.cstats, id, ns, failed)
+}
+
+// isNullReply reports whether r is a null reply in RESP2 or RESP3.
+func isNullReply(r []byte) bool {
+	s := string(r)
+	return s == "*-1\r\n" || s == "$-1\r\n" || s == "_\r\n"
 }
 
 // isRefusal reports whether the error reply r is a cluster refusal, which

@@ -38,6 +38,11 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 		"monitor":         cmdMonitor,
 	}
 	registerClientCmds(h)
+	// LATENCY reads the proxy's own per-command histograms (INFO
+	// latencystats's), with no latency monitor (internal/cmdstats).
+	for _, sub := range []string{"latest", "history", "reset", "doctor", "graph", "histogram", "help"} {
+		h["latency|"+sub] = func(c *client, args [][]byte) { c.srv.cmdStats.Latency(&c.local, args) }
+	}
 	return h
 }
 

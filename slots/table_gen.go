@@ -618,6 +618,114 @@ var table = []*Command{
 		},
 	},
 	{
+		Name: "latency", Arity: -2,
+		Flags: 0,
+		ACL:   ACLSlow,
+		Doc: &Doc{
+			Summary:    "A container for latency diagnostics commands",
+			Since:      "2.8.13",
+			Group:      "server",
+			Complexity: "Depends on subcommand.",
+		},
+		Subcommands: []*Command{
+			{
+				Name: "latest", Arity: 2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
+				Doc: &Doc{
+					Summary:    "Return the latest latency samples for all events.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+			{
+				Name: "history", Arity: 3,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
+				Doc: &Doc{
+					Summary:    "Return timestamp-latency samples for the event.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "event", Type: "string", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "reset", Arity: -2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+				Doc: &Doc{
+					Summary:    "Reset latency data for one or more events.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "event", Type: "string", Flags: []string{"optional", "multiple"}, KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "doctor", Arity: 2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
+				Doc: &Doc{
+					Summary:    "Return a human readable latency analysis report.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+			{
+				Name: "graph", Arity: 3,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
+				Doc: &Doc{
+					Summary:    "Return a latency graph for the event.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+					Args: []Arg{
+						{Name: "event", Type: "string", KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "histogram", Arity: -2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous,
+				Tips:  []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"},
+				Doc: &Doc{
+					Summary:    "Return the cumulative distribution of latencies of a subset of commands or all.",
+					Since:      "7.0.0",
+					Group:      "server",
+					Complexity: "O(N) where N is the number of commands with latency information being retrieved.",
+					Args: []Arg{
+						{Name: "command", Type: "string", Flags: []string{"optional", "multiple"}, KeySpecIndex: -1},
+					},
+				},
+			},
+			{
+				Name: "help", Arity: 2,
+				Flags: FlagLoading | FlagStale,
+				ACL:   ACLSlow,
+				Doc: &Doc{
+					Summary:    "Show helpful text about the different subcommands.",
+					Since:      "2.8.13",
+					Group:      "server",
+					Complexity: "O(1)",
+				},
+			},
+		},
+	},
+	{
 		Name: "monitor", Arity: 1,
 		Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
 		ACL:   ACLAdmin | ACLSlow | ACLDangerous,

@@ -72,7 +72,10 @@ type Pending struct {
 type op struct {
 	id     int32
 	failed bool
-	ns     int64
+	// untimed: counted in calls and usec but not in the latency
+	// histogram (a blocking command that timed out or whose client left).
+	untimed bool
+	ns      int64
 }
 
 // maxPending bounds a Pending: a longer pipeline publishes as it goes.
@@ -82,6 +85,16 @@ const maxPending = 256
 // time it waited blocked) and whether it replied with an error.
 func (t *Table) Call(p *Pending, id int, ns int64, failed bool) {
 	p.ops = append(p.ops, op{id: int32(id), failed: failed, ns: max(ns, 0)})
+	if len(p.ops) >= maxPending {
+		t.Publish(p)
+	}
+}
+
+// CallUntimed is Call for a blocking command that timed out or whose
+// client left while it waited: Redis 7.0 counts it in commandstats but
+// leaves it out of the latency histogram.
+func (t *Table) CallUntimed(p *Pending, id int, ns int64) {
+	p.ops = append(p.ops, op{id: int32(id), untimed: true, ns: max(ns, 0)})
 	if len(p.ops) >= maxPending {
 		t.Publish(p)
 	}
@@ -123,10 +136,10 @@ func (t *Table) Publish(p *Pending) {
 		if calls > 0 {
 			e.calls.Add(calls)
 			e.ns.Add(ns)
-			if tracking {
+			if tracking && timed(ops[i:j]) {
 				h := e.histogram()
 				for _, o := range ops[i:j] {
-					if o.ns >= 0 {
+					if o.ns >= 0 && !o.untimed {
 						h.Record(asRedisMeasures(o.ns))
 					}
 				}
@@ -141,6 +154,16 @@ func (t *Table) Publish(p *Pending) {
 		i = j
 	}
 	p.ops = ops[:0]
+}
+
+// timed reports whether ops hold a call for the latency histogram.
+func timed(ops []op) bool {
+	for _, o := range ops {
+		if o.ns >= 0 && !o.untimed {
+			return true
+		}
+	}
+	return false
 }
 
 // asRedisMeasures rounds a duration to whole microseconds, as Redis's

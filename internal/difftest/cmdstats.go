@@ -94,7 +94,19 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	c.Do(t, "AUTH", "pw")
 	c.Do(t, "CONFIG", "SET", "requirepass", "")
 
-	compareCommandStats(t, c)
+	CompareCommandStats(t, c)
+	CompareHistograms(t, c, "set", "GET", "nosuch", "config", "lpush", "blpop", "exec", "config|set", "get")
+	c3p := p.NewConnProto(t, 3)
+	CompareHistograms(t, c3p, "set", "config", "blpop")
+	// The latency monitor is off: no events, nothing to reset or graph.
+	for _, args := range [][]string{
+		{"LATENCY", "LATEST"}, {"LATENCY", "HISTORY", "command"}, {"LATENCY", "RESET"},
+		{"LATENCY", "RESET", "command", "fork"}, {"LATENCY", "DOCTOR"}, {"LATENCY", "GRAPH", "command"},
+		{"LATENCY", "HELP"}, {"LATENCY", "HISTORY"}, {"LATENCY", "NOPE"}, {"LATENCY"}, {"LATENCY", "LATEST", "x"},
+	} {
+		c.Do(t, args...)
+		c3p.Do(t, args...)
+	}
 	a, b := c.Both(t, "INFO", "latencystats")
 	if ka, kb := latencyKeys(t, a.Text(), "p50,p99,p99.9"), latencyKeys(t, b.Text(), "p50,p99,p99.9"); ka != kb {
 		t.Errorf("latencystats commands differ:\nredis: %s\ntarget: %s", ka, kb)
@@ -122,15 +134,15 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	if n := strings.Count(b.Text(), "cmdstat_"); n != 1 {
 		t.Errorf("after CONFIG RESETSTAT the target lists %d commands, want 1 (itself): %q", n, b.Text())
 	}
-	compareCommandStats(t, c)
+	CompareCommandStats(t, c)
 }
 
 var cmdstatLine = regexp.MustCompile(`^cmdstat_([a-z|-]+):calls=(\d+),usec=(\d+),usec_per_call=(\d+\.\d\d),rejected_calls=(\d+),failed_calls=(\d+)$`)
 
-// compareCommandStats compares INFO commandstats's counts, in name order
+// CompareCommandStats compares INFO commandstats's counts, in name order
 // (Redis lists them in its dictionary's order), with usec blanked once
 // its per-call figure is checked against it.
-func compareCommandStats(t *testing.T, c *ConnPair) {
+func CompareCommandStats(t *testing.T, c *ConnPair) {
 	t.Helper()
 	a, b := c.Both(t, "INFO", "commandstats")
 	norm := func(who, text string) string {
@@ -162,6 +174,69 @@ func compareCommandStats(t *testing.T, c *ConnPair) {
 	if na, nb := norm("redis", a.Text()), norm("target", b.Text()); na != nb {
 		t.Errorf("INFO commandstats differs:\nredis:\n%s\ntarget:\n%s", na, nb)
 	}
+}
+
+// CompareHistograms compares LATENCY HISTOGRAM names...: which commands
+// it lists, in order, and their calls; each distribution's buckets are
+// the servers' own timings, checked for form (powers of two from 1 µs,
+// counts growing to the calls) and blanked.
+func CompareHistograms(t *testing.T, c *ConnPair, names ...string) {
+	t.Helper()
+	args := append([]string{"LATENCY", "HISTOGRAM"}, names...)
+	a, b := c.Both(t, args...)
+	norm := func(who string, v Value) Value {
+		if v.Kind != Map && v.Kind != Array {
+			return v
+		}
+		out := v
+		out.Elems = append([]Value(nil), v.Elems...)
+		for i := 1; i < len(out.Elems); i += 2 {
+			h := out.Elems[i]
+			if len(h.Elems) != 4 || string(h.Elems[0].Str) != "calls" || string(h.Elems[2].Str) != "histogram_usec" {
+				t.Errorf("%s: LATENCY HISTOGRAM entry %s", who, h)
+				continue
+			}
+			calls, cdf := h.Elems[1].Int, h.Elems[3].Elems
+			prevUsec, prevCount := int64(0), int64(0)
+			for j := 0; j+1 < len(cdf); j += 2 {
+				usec, n := cdf[j].Int, cdf[j+1].Int
+				if usec <= prevUsec || n <= prevCount || n > calls {
+					t.Errorf("%s: %s: distribution %s not increasing up to %d calls", who, out.Elems[i-1], h.Elems[3], calls)
+					break
+				}
+				prevUsec, prevCount = usec, n
+			}
+			if prevCount != calls {
+				t.Errorf("%s: %s: distribution %s ends at %d, calls %d", who, out.Elems[i-1], h.Elems[3], prevCount, calls)
+			}
+			e := append([]Value(nil), h.Elems...)
+			e[3] = Value{Kind: e[3].Kind}
+			h.Elems = e
+			out.Elems[i] = h
+		}
+		return out
+	}
+	c.Compare(t, args, sortPairs(norm("redis", a)), sortPairs(norm("target", b)))
+}
+
+// sortPairs sorts a map reply's pairs by key: LATENCY HISTOGRAM lists a
+// container's subcommands in Redis's dictionary order.
+func sortPairs(v Value) Value {
+	if len(v.Elems)%2 != 0 {
+		return v
+	}
+	type pair struct{ k, v Value }
+	ps := make([]pair, 0, len(v.Elems)/2)
+	for i := 0; i < len(v.Elems); i += 2 {
+		ps = append(ps, pair{v.Elems[i], v.Elems[i+1]})
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return string(ps[i].k.Str) < string(ps[j].k.Str) })
+	out := v
+	out.Elems = nil
+	for _, p := range ps {
+		out.Elems = append(out.Elems, p.k, p.v)
+	}
+	return out
 }
 
 // latencyKeys checks INFO latencystats's lines against Redis's format with
