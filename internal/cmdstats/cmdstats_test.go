@@ -2,6 +2,7 @@ package cmdstats
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,4 +191,28 @@ func lines(gen func(func(k, v string))) string {
 	var b strings.Builder
 	gen(func(k, v string) { b.WriteString(k + ":" + v + "\n") })
 	return b.String()
+}
+
+// TestHistogramCDF: LATENCY HISTOGRAM's distribution for samples like
+// those redis-server 7.0.15 answered [1 1 4 3 8 4 16 5] and [4 1 33 2]
+// for; a value past the last reported level (half a second) counts in
+// calls only, as in Redis.
+func TestHistogramCDF(t *testing.T) {
+	for _, tc := range []struct {
+		usec []int64
+		want []cdfPoint
+	}{
+		{[]int64{1, 3, 3, 7, 15}, []cdfPoint{{1, 1}, {4, 3}, {8, 4}, {16, 5}}},
+		{[]int64{4, 32}, []cdfPoint{{4, 1}, {33, 2}}},
+		{[]int64{0}, []cdfPoint{{1, 1}}},
+		{[]int64{5, 900_000}, []cdfPoint{{8, 1}}},
+	} {
+		var h Histogram
+		for _, us := range tc.usec {
+			h.Record(us * 1000)
+		}
+		if got := h.cdf(); !slices.Equal(got, tc.want) {
+			t.Errorf("%v µs: cdf %v, want %v", tc.usec, got, tc.want)
+		}
+	}
 }
