@@ -66,7 +66,7 @@ func (b *infoBuf) int(k string, v int64) { b.str(k, strconv.FormatInt(v, 10)) }
 // it asks every node for theirs and sums them.
 func cmdInfo(c *client, args [][]byte) {
 	want := map[string]bool{}
-	all := len(args) == 1
+	all := false
 	deflt := len(args) == 1
 	for _, a := range args[1:] {
 		switch name := strings.ToLower(string(a)); name {
