@@ -113,6 +113,9 @@ type client struct {
 	// whether a command failed (commandstats's failed_calls); errMark is
 	// its value when the running command began (slowlog.go).
 	errReplies, errMark int64
+	// refusedRun: the running command refused itself as Redis refuses it
+	// before running it (EXEC's cluster checks): a rejected call.
+	refusedRun bool
 
 	// inLoop is set while the client is served inside rawio's ReadLoop;
 	// held is a command that may block, left for after the loop.

@@ -66,6 +66,10 @@ func TestDiffClusterRedirects(t *testing.T) {
 	if slots.SlotString(mine) == uslot {
 		mine = keyIn("mm", first.First, first.Last)
 	}
+	sibling := keyIn("s", first.First, first.Last) // another of the node's slots
+	for i := 0; slots.SlotString(sibling) == slots.SlotString(mine) || slots.SlotString(sibling) == uslot; i++ {
+		sibling = keyIn("s"+strconv.Itoa(i)+"-", first.First, first.Last)
+	}
 	other := keyIn("o", rc.Nodes[1].Slots[0].First, rc.Nodes[1].Slots[0].Last)
 	third := keyIn("t", rc.Nodes[2].Slots[0].First, rc.Nodes[2].Slots[0].Last)
 	tag := func(k, suffix string) string { return "{" + k + "}" + suffix }
@@ -99,6 +103,14 @@ func TestDiffClusterRedirects(t *testing.T) {
 		{"MULTI"}, {"SET", mine, "3"}, {"GET", mine}, {"PING"}, {"EXEC"},
 		{"WATCH", mine}, {"MULTI"}, {"INCR", mine}, {"EXEC"},
 		{"DEL", mine, tag(mine, "x")},
+		// Each queued command fine, EXEC refused with CROSSSLOT: a
+		// rejected EXEC in commandstats, not a failed one.
+		{"MULTI"}, {"SET", mine, "1"}, {"SET", sibling, "2"}, {"EXEC"},
+	}
+	// Commandstats from here: cluster refusals are rejected calls.
+	mustOK("CONFIG", "RESETSTAT")
+	if v, err := dial(t, addr, 2).DoStrings("CONFIG", "RESETSTAT"); err != nil || v.Kind != difftest.SimpleString {
+		t.Fatalf("CONFIG RESETSTAT: %s %v", v, err)
 	}
 	for _, proto := range []int{2, 3} {
 		p := &difftest.ConnPair{Redis: self.Conn(t, proto), Node: dial(t, addr, proto), Proto: proto}
@@ -118,6 +130,7 @@ func TestDiffClusterRedirects(t *testing.T) {
 		p.Do(t, args...)
 	}
 	p.Do(t, "CONFIG", "SET", "requirepass", "")
+	difftest.CompareCommandStats(t, p)
 
 	// EXEC after a queued command's slot went to another node: the
 	// redirection, and the transaction is gone. The real node is told

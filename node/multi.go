@@ -185,12 +185,14 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		if !s.passFence(c, m.slot) {
 			c.discardTransaction()
 			c.w.Error(resp.ErrTryAgain)
+			c.refusedRun = true
 			return
 		}
 		// The cluster rule over the stored commands (ownership.go).
 		if msg := s.slotRefusal(m.slot, m.crossSlot); msg != "" {
 			c.discardTransaction()
 			c.w.Error(msg)
+			c.refusedRun = true // Redis refuses EXEC before it runs
 			return
 		}
 	}

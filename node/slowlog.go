@@ -105,6 +105,11 @@ func (s *Server) cmdEnd(c *client, cmd *slots.Command, args [][]byte, t cmdTimin
 	// (EXEC), began; as Redis, an EXEC whose commands failed did not.
 	failed := c.errReplies != c.errMark
 	c.errMark = c.errReplies
+	if c.refusedRun {
+		c.refusedRun = false
+		s.cmdStats.Rejected(&c.cstats, cmd.ID)
+		return
+	}
 	switch c.unblocked {
 	case slowUnserved:
 		s.cmdStats.CallUntimed(&c.cstats, cmd.ID, int64(d))

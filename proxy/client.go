@@ -484,14 +484,10 @@ func (c *client) finishBatch() {
 	for i := range c.ops {
 		o := &c.ops[i]
 		mark := len(c.w.B)
+		// A reply CLIENT REPLY OFF or SKIP drops is made all the same
+		// (a transaction's local commands run, its errors count) and
+		// then cut.
 		switch {
-		case o.skip:
-			if o.exec && o.merge != nil {
-				// A transaction's local commands run though its
-				// reply is dropped (CLIENT REPLY OFF).
-				o.merge(c)
-				c.w.B = c.w.B[:mark]
-			}
 		case o.req != nil:
 			c.w.Raw(o.req.reply)
 		case o.merge != nil:
@@ -514,6 +510,9 @@ func (c *client) finishBatch() {
 			failed = true
 		}
 		c.countOp(o, c.w.B[mark:], failed, end)
+		if o.skip {
+			c.w.B = c.w.B[:mark]
+		}
 		if c.outputExceeded() || c.killed.Load() {
 			break // closed: the replies have nobody to go to
 		}

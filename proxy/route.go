@@ -39,7 +39,10 @@ type route struct {
 	// txControl commands run at once even inside MULTI.
 	txControl bool
 	// barrier commands change how the client's later commands are sent
-	// (protocol version): the batch before them is finished first.
+	// (protocol version), or read or reset the statistics the commands
+	// before them add to (INFO, CONFIG RESETSTAT, CONFIG SET of
+	// latency-tracking, LATENCY HISTOGRAM): the batch before them is
+	// finished first.
 	barrier bool
 	// blocking commands run on a dedicated connection (blocking.go).
 	blocking bool
@@ -66,7 +69,7 @@ func buildRoutes() []route {
 		}
 		r.split = split[cmd.FullName]
 		r.txControl = txControlCommands[cmd.FullName]
-		r.barrier = cmd.FullName == "hello" || cmd.FullName == "reset"
+		r.barrier = barrierCommands[cmd.FullName]
 		r.blocking = r.kind == routeKeyed && cmd.Has(slots.FlagBlocking)
 		for _, sub := range cmd.Subcommands {
 			add(sub)
@@ -76,6 +79,12 @@ func buildRoutes() []route {
 		add(cmd)
 	}
 	return routes
+}
+
+// barrierCommands finish the batch before them (route.barrier).
+var barrierCommands = map[string]bool{
+	"hello": true, "reset": true,
+	"info": true, "config|resetstat": true, "config|set": true, "latency|histogram": true,
 }
 
 // txControlCommands are not queued by MULTI (as in Redis's processCommand).
@@ -124,7 +133,9 @@ func (c *client) handleCommand(args [][]byte) {
 	found := cmdlookup.Found(cmd, args)
 	c.lastCmd.Store(found)
 	if found != nil {
-		c.curCmd, c.curBlocking = int32(found.ID+1), found.Has(slots.FlagBlocking)
+		// Blocking: it may wait (XREAD only with BLOCK), so the proxy
+		// cannot time it (cmdstats.go).
+		c.curCmd, c.curBlocking = int32(found.ID+1), found.Has(slots.FlagBlocking) && blocksOnNode(found, args)
 	}
 	if slots.EqualFold("cluster", args[0]) && len(args) >= 2 && clusterSubcommand(args[1]) != nil {
 		// The proxy's own views, queued in a transaction, are answered
@@ -203,12 +214,25 @@ func (c *client) handleCommand(args [][]byte) {
 		c.addReq(c.forward(c.srv.anyNode(), args))
 	case routeLocal:
 		if r.barrier {
-			c.finishBatch()
+			c.finishBarrier()
 		}
 		c.runLocal(r.handler, args)
 	case routeOps:
+		if r.barrier {
+			c.finishBarrier()
+		}
 		r.handler(c, args)
 	}
+}
+
+// finishBarrier finishes the batch before a barrier command, whose own
+// time then starts.
+func (c *client) finishBarrier() {
+	if len(c.ops) == 0 {
+		return
+	}
+	c.finishBatch()
+	c.statStart = c.srv.statClock()
 }
 
 // anyNode picks the node for commands every node answers alike: the

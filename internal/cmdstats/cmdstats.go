@@ -174,14 +174,16 @@ func asRedisMeasures(ns int64) int64 { return (ns + 500) / 1000 * 1000 }
 // histogram returns e's histogram, creating it on first use (Redis
 // allocates one per command on its first call).
 func (e *entry) histogram() *Histogram {
-	if h := e.hist.Load(); h != nil {
-		return h
+	for {
+		if h := e.hist.Load(); h != nil {
+			return h
+		}
+		// Lost to another client: take theirs, unless a CONFIG
+		// RESETSTAT dropped it meanwhile.
+		if h := new(Histogram); e.hist.CompareAndSwap(nil, h) {
+			return h
+		}
 	}
-	h := new(Histogram)
-	if e.hist.CompareAndSwap(nil, h) {
-		return h
-	}
-	return e.hist.Load()
 }
 
 // Reset forgets every count and histogram (CONFIG RESETSTAT).
@@ -261,6 +263,7 @@ func (t *Table) LatencyStats(field func(k, v string)) {
 			continue
 		}
 		b = b[:0]
+		counts := h.Snapshot()
 		for i, p := range ps {
 			if i > 0 {
 				b = append(b, ',')
@@ -268,7 +271,7 @@ func (t *Table) LatencyStats(field func(k, v string)) {
 			b = append(b, 'p')
 			b = appendPercentile(b, p)
 			b = append(b, '=')
-			b = strconv.AppendFloat(b, float64(h.ValueAt(p))/1000, 'f', 3, 64)
+			b = strconv.AppendFloat(b, float64(counts.ValueAt(p))/1000, 'f', 3, 64)
 		}
 		field("latency_percentiles_usec_"+t.names[id], string(b))
 	}

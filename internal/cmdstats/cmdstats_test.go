@@ -3,9 +3,12 @@ package cmdstats
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -211,8 +214,64 @@ func TestHistogramCDF(t *testing.T) {
 		for _, us := range tc.usec {
 			h.Record(us * 1000)
 		}
-		if got := h.cdf(); !slices.Equal(got, tc.want) {
+		if got := h.Snapshot().cdf(); !slices.Equal(got, tc.want) {
 			t.Errorf("%v µs: cdf %v, want %v", tc.usec, got, tc.want)
+		}
+	}
+}
+
+// TestFiguresAgreeWhileRecording: an INFO line's percentiles and a
+// LATENCY HISTOGRAM entry come from one copy of the counts, so they
+// agree with each other while other clients record (and reset).
+func TestFiguresAgreeWhileRecording(t *testing.T) {
+	tab := New()
+	id := slots.Lookup([]byte("set")).ID
+	apply, _ := tab.PercentilesParam().Check("50 99 99.9 100")
+	apply()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var p Pending
+			for i := int64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tab.Call(&p, id, (i*7919+int64(g)*104729)%2_000_000, false)
+				if i%64 == 0 {
+					tab.Publish(&p)
+				}
+				if g == 0 && i%5000 == 0 {
+					tab.Reset()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for range 300 {
+		tab.LatencyStats(func(k, v string) {
+			var prev float64
+			for _, f := range strings.Split(v, ",") {
+				_, num, _ := strings.Cut(f, "=")
+				x, err := strconv.ParseFloat(num, 64)
+				if err != nil || x < prev {
+					t.Fatalf("%s:%s: percentiles out of order", k, v)
+				}
+				prev = x
+			}
+		})
+		var w resp.Writer
+		w.Proto = 3
+		tab.writeHistograms(&w, nil)
+		if h := tab.cmds[id].hist.Load(); h != nil {
+			c := h.Snapshot()
+			if cdf := c.cdf(); len(cdf) > 0 && cdf[len(cdf)-1].count > c.Total() {
+				t.Fatalf("distribution ends at %d over %d calls", cdf[len(cdf)-1].count, c.Total())
+			}
 		}
 	}
 }

@@ -74,17 +74,34 @@ func (h *Histogram) Record(ns int64) {
 	h.counts[indexOf(ns)].Add(1) // one atomic: the total is summed when read
 }
 
+// Counts is a copy of a Histogram's buckets at one moment. Every figure
+// of one INFO line or LATENCY HISTOGRAM entry is read from one copy, so
+// that they agree (percentiles in order, the distribution ending at the
+// calls) while clients go on recording.
+type Counts [countsLen]int64
+
+// Snapshot copies h's buckets.
+func (h *Histogram) Snapshot() *Counts {
+	var c Counts
+	for i := range h.counts {
+		c[i] = h.counts[i].Load()
+	}
+	return &c
+}
+
+// ValueAt is hdr_value_at_percentile on a snapshot of h.
+func (h *Histogram) ValueAt(percentile float64) int64 { return h.Snapshot().ValueAt(percentile) }
+
 // ValueAt is hdr_value_at_percentile: the highest value equivalent to the
 // one below which percentile per cent of the recorded values fall (the
-// lowest equivalent for percentile 0). Under concurrent Records the
-// answer is that of some moment's counts, near enough for INFO.
-func (h *Histogram) ValueAt(percentile float64) int64 {
+// lowest equivalent for percentile 0).
+func (c *Counts) ValueAt(percentile float64) int64 {
 	p := min(percentile, 100)
-	want := max(int64(p/100*float64(h.Total())+0.5), 1)
+	want := max(int64(p/100*float64(c.Total())+0.5), 1)
 	var seen int64
 	v := int64(0)
-	for i := range h.counts {
-		seen += h.counts[i].Load()
+	for i, n := range c {
+		seen += n
 		if seen >= want {
 			v = valueAt(i)
 			break
@@ -97,10 +114,10 @@ func (h *Histogram) ValueAt(percentile float64) int64 {
 }
 
 // Total is how many values were recorded.
-func (h *Histogram) Total() int64 {
+func (c *Counts) Total() int64 {
 	var n int64
-	for i := range h.counts {
-		n += h.counts[i].Load()
+	for _, k := range c {
+		n += k
 	}
 	return n
 }

@@ -68,12 +68,21 @@ func (t *Table) Latency(w *resp.Writer, args [][]byte) {
 // are skipped), or every command, that has a histogram to its calls and
 // cumulative distribution.
 func (t *Table) writeHistograms(w *resp.Writer, names [][]byte) {
-	var ids []int
+	// Each histogram is loaded once: CONFIG RESETSTAT may drop it
+	// meanwhile.
+	type entry struct {
+		id int
+		h  *Histogram
+	}
+	var list []entry
+	add := func(id int) {
+		if h := t.cmds[id].hist.Load(); h != nil {
+			list = append(list, entry{id, h})
+		}
+	}
 	if len(names) == 0 {
 		for _, id := range t.byName {
-			if t.cmds[id].hist.Load() != nil {
-				ids = append(ids, id)
-			}
+			add(id)
 		}
 	}
 	for _, name := range names {
@@ -81,24 +90,20 @@ func (t *Table) writeHistograms(w *resp.Writer, names [][]byte) {
 		if cmd == nil {
 			continue
 		}
-		if t.cmds[cmd.ID].hist.Load() != nil {
-			ids = append(ids, cmd.ID)
-		}
+		add(cmd.ID)
 		for _, sub := range cmd.Subcommands {
-			if t.cmds[sub.ID].hist.Load() != nil {
-				ids = append(ids, sub.ID)
-			}
+			add(sub.ID)
 		}
 	}
-	w.Map(len(ids))
-	for _, id := range ids {
-		h := t.cmds[id].hist.Load()
-		w.BulkString(t.names[id])
+	w.Map(len(list))
+	for _, e := range list {
+		counts := e.h.Snapshot()
+		w.BulkString(t.names[e.id])
 		w.Map(2)
 		w.BulkString("calls")
-		w.Int(h.Total())
+		w.Int(counts.Total())
 		w.BulkString("histogram_usec")
-		cdf := h.cdf()
+		cdf := counts.cdf()
 		w.Map(len(cdf))
 		for _, p := range cdf {
 			w.Int(p.usec)
@@ -130,14 +135,14 @@ type cdfPoint struct{ usec, count int64 }
 // more than that, where that count grew. The iterator stops at the last
 // bucket, so the levels end with 2^29 ns: like Redis, values past that
 // bucket (half a second and more) are counted in calls only.
-func (h *Histogram) cdf() []cdfPoint {
+func (c *Counts) cdf() []cdfPoint {
 	var out []cdfPoint
 	var cum, prev int64
 	i := 0
 	for level := int64(1024); level <= valueAt(countsLen-1); level *= 2 {
 		top := highestEquivalent(level)
 		for ; i < countsLen && valueAt(i) <= top; i++ {
-			cum += h.counts[i].Load()
+			cum += c[i]
 		}
 		if cum > prev {
 			out = append(out, cdfPoint{top / 1000, cum})

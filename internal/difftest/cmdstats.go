@@ -58,9 +58,26 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 		{"DISCARD"},
 		{"DEBUG", "SLEEP", "0"}, // refused outright: rejected
 		{"PING"},
-		{"BLPOP", "empty", "0.05"}, // times out: counted
+		{"BLPOP", "empty", "0.05"},            // times out: counted
+		{"XREAD", "STREAMS", "nostream", "0"}, // nil, without blocking: timed
+		{"XREAD", "BLOCK", "50", "STREAMS", "nostream", "$"}, // times out: untimed
 	} {
 		c.Do(t, args...)
+	}
+	// A pipeline: INFO sees the commands before it in the same read,
+	// RESETSTAT forgets them, and the errors of replies CLIENT REPLY OFF
+	// drops still count.
+	pa, pb := pipeline(t, c, 4, []string{"SET", "p", "1"}, []string{"GET", "p"}, []string{"GET"},
+		[]string{"CLIENT", "REPLY", "OFF"}, []string{"LPUSH", "p", "x"}, []string{"GET"}, []string{"CLIENT", "REPLY", "ON"})
+	for i := range pa {
+		c.Compare(t, []string{"(pipelined reply)", fmt.Sprint(i)}, pa[i], pb[i])
+	}
+	pa, pb = pipeline(t, c, 2, []string{"INCR", "n"}, []string{"INFO", "commandstats"})
+	compareCommandStatsText(t, pa[1].Text(), pb[1].Text())
+	pa, pb = pipeline(t, c, 2, []string{"INFO", "errorstats"}, []string{"INFO", "latencystats"})
+	c.Compare(t, []string{"INFO", "errorstats"}, pa[0], pb[0])
+	if ka, kb := latencyKeys(t, pa[1].Text(), "p50,p99,p99.9"), latencyKeys(t, pb[1].Text(), "p50,p99,p99.9"); ka != kb {
+		t.Errorf("latencystats commands differ in a pipeline:\nredis: %s\ntarget: %s", ka, kb)
 	}
 	// A transaction whose WATCH fails: EXEC answers nil, not an error.
 	c.Do(t, "WATCH", "w")
@@ -145,6 +162,13 @@ var cmdstatLine = regexp.MustCompile(`^cmdstat_([a-z|-]+):calls=(\d+),usec=(\d+)
 func CompareCommandStats(t *testing.T, c *ConnPair) {
 	t.Helper()
 	a, b := c.Both(t, "INFO", "commandstats")
+	compareCommandStatsText(t, a.Text(), b.Text())
+}
+
+// compareCommandStatsText compares two INFO commandstats replies as
+// CompareCommandStats does.
+func compareCommandStatsText(t *testing.T, a, b string) {
+	t.Helper()
 	norm := func(who, text string) string {
 		var out []string
 		for _, line := range strings.Split(strings.TrimSpace(text), "\r\n")[1:] {
@@ -171,9 +195,37 @@ func CompareCommandStats(t *testing.T, c *ConnPair) {
 		sort.Strings(out)
 		return strings.Join(out, "\n")
 	}
-	if na, nb := norm("redis", a.Text()), norm("target", b.Text()); na != nb {
+	if na, nb := norm("redis", a), norm("target", b); na != nb {
 		t.Errorf("INFO commandstats differs:\nredis:\n%s\ntarget:\n%s", na, nb)
 	}
+}
+
+// pipeline sends every command to both servers before reading any
+// reply, then reads n replies from each (fewer than the commands when
+// CLIENT REPLY OFF silences some).
+func pipeline(t *testing.T, c *ConnPair, n int, cmds ...[]string) (redis, target []Value) {
+	t.Helper()
+	for _, args := range cmds {
+		b := toBytes(args)
+		if err := c.Redis.Send(b...); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Node.Send(b...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		a, err := c.Redis.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Node.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		redis, target = append(redis, a), append(target, b)
+	}
+	return redis, target
 }
 
 // CompareHistograms compares LATENCY HISTOGRAM names...: which commands
