@@ -230,6 +230,13 @@ func (s *Server) wait(c *client, w *waiter) {
 		}
 	}()
 
+	if cmd := c.running; cmd != nil {
+		// Redis counts a blocking command as it blocks: INFO shows it
+		// while it waits (published by the flush).
+		c.pendingCmds++
+		s.cmdStats.Blocked(&c.cstats, cmd.ID)
+		c.blockCounted = true
+	}
 	if !c.flush() {
 		s.blk.finish(w, waitGone)
 		s.unlinkLocked(w)

@@ -103,7 +103,8 @@ type client struct {
 	// pipelined commands (and every clockEvery commands within one) rather
 	// than once per command: Redis too runs commands on a cached time.
 	nowMs, nowNs int64
-	// pendingCmds counts commands not yet added to the server's counter;
+	// pendingCmds counts commands run (cmdEnd) or blocked (wait) not yet
+	// added to the server's counter (total_commands_processed);
 	// publishing once per batch keeps a shared atomic off the hot path.
 	pendingCmds int64
 	// cstats holds the commands' INFO commandstats notes until the
@@ -116,6 +117,11 @@ type client struct {
 	// refusedRun: the running command refused itself as Redis refuses it
 	// before running it (EXEC's cluster checks): a rejected call.
 	refusedRun bool
+	// running is the command between cmdBegin and cmdEnd; blockCounted
+	// is set when it blocked and was counted then (wait), as Redis
+	// counts a blocking command when it blocks.
+	running      *slots.Command
+	blockCounted bool
 
 	// inLoop is set while the client is served inside rawio's ReadLoop;
 	// held is a command that may block, left for after the loop.

@@ -195,7 +195,6 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 // run executes a routed command with the locks it needs, timing it for
 // the slow log.
 func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
-	c.pendingCmds++
 	args, timing := s.cmdBegin(c, r.cmd, args)
 	blocking := r.cmd.Has(slots.FlagBlocking)
 	if blocking && s.monitors.Active() {

@@ -281,7 +281,6 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	}
 	for i := range m.cmds {
 		q := &m.cmds[i]
-		s.stats.commands.Add(1)
 		if q.route.conn != nil {
 			c.ctx = engine.Ctx{KS: ks, Args: q.args, W: &c.w, Now: now, Exclusive: exclusive}
 			mark := c.w.Len()
@@ -326,6 +325,7 @@ func (s *Server) runTxConn(c *client, q *queued) {
 	}
 	defer s.cmdEnd(c, q.route.cmd, args, timing)
 	defer s.recoverCommand(c, q.route, c.w.Len())
+	c.publishStats() // INFO in the transaction sees its commands so far
 	q.route.conn(c, args)
 }
 

@@ -66,6 +66,7 @@ type cmdTiming struct {
 func (s *Server) cmdBegin(c *client, cmd *slots.Command, args [][]byte) ([][]byte, cmdTiming) {
 	c.waited, c.unblocked = 0, slowServed
 	c.errMark = c.errReplies
+	c.running, c.blockCounted = cmd, false
 	t := cmdTiming{start: c.slowMark}
 	if s.slowlog.Threshold() < 0 || cmd.Has(slots.FlagSkipSlowlog) {
 		return args, t
@@ -91,9 +92,10 @@ const (
 
 // cmdEnd counts the command cmdBegin timed in INFO commandstats and logs
 // it if it was slow. Its time leaves out what it waited blocked. As in
-// Redis 7.0, a blocking command that timed out or whose client left is
-// counted, but not in the latency histogram, and one ended by CLIENT
-// UNBLOCK (either way) is a failed call.
+// Redis 7.0, a command that blocked was counted as it blocked (wait);
+// its end adds its time, and the latency histogram takes it unless it
+// timed out or its client left; one ended by CLIENT UNBLOCK (either way)
+// is a failed call.
 // The slow log takes a command ended by CLIENT UNBLOCK with no arguments,
 // as Redis 7.0 logs it (its unblock path records the command after its
 // arguments are gone), and one that timed out not at all.
@@ -105,17 +107,24 @@ func (s *Server) cmdEnd(c *client, cmd *slots.Command, args [][]byte, t cmdTimin
 	// (EXEC), began; as Redis, an EXEC whose commands failed did not.
 	failed := c.errReplies != c.errMark
 	c.errMark = c.errReplies
-	if c.refusedRun {
+	c.running = nil
+	switch {
+	case c.refusedRun:
 		c.refusedRun = false
 		s.cmdStats.Rejected(&c.cstats, cmd.ID)
 		return
-	}
-	switch c.unblocked {
-	case slowUnserved:
-		s.cmdStats.CallUntimed(&c.cstats, cmd.ID, int64(d))
-	case slowUnblocked:
-		s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), true)
+	case c.blockCounted: // counted as it blocked (wait)
+		c.blockCounted = false
+		switch c.unblocked {
+		case slowUnserved:
+			s.cmdStats.Unblocked(&c.cstats, cmd.ID, int64(d), false, false)
+		case slowUnblocked:
+			s.cmdStats.Unblocked(&c.cstats, cmd.ID, int64(d), true, true)
+		default:
+			s.cmdStats.Unblocked(&c.cstats, cmd.ID, int64(d), failed, true)
+		}
 	default:
+		c.pendingCmds++ // total_commands_processed, as Redis's call() counts
 		s.cmdStats.Call(&c.cstats, cmd.ID, int64(d), failed)
 	}
 	if !t.logged || !s.slowlog.Slow(d) {

@@ -162,6 +162,7 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	if c.tryWithoutBlocking(n, cmd, args) {
 		return
 	}
+	c.countBlocked()
 	c.finishBatch()
 	if !c.flush() {
 		c.closing = true

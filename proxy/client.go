@@ -80,9 +80,12 @@ type client struct {
 	// batch's commandstats notes (cmdstats.go).
 	curCmd      int32
 	curBlocking bool
-	statStart   int64
-	cstats      cmdstats.Pending
-	sends       []nodeSend // by node index
+	// curBlockCounted: the command blocked and was counted then
+	// (blockingCall), as Redis counts a blocking command.
+	curBlockCounted bool
+	statStart       int64
+	cstats          cmdstats.Pending
+	sends           []nodeSend // by node index
 	// conns caches the client's shared connection per node (for the
 	// current protocol), so a batch takes no pool lock.
 	conns  []*nodeConn
@@ -124,6 +127,9 @@ type op struct {
 	txCmds   []int32
 	// unblockError: a CLIENT UNBLOCK ... ERROR, failed if it unblocked.
 	unblockError bool
+	// blockCounted: counted when it blocked; its end adds only its
+	// outcome.
+	blockCounted bool
 }
 
 // nodeSend gathers one batch's commands for a node.
@@ -372,7 +378,7 @@ func (c *client) grow() {
 
 // addLocal closes a reply the proxy wrote into c.local since mark.
 func (c *client) addLocal(mark int) {
-	c.ops = append(c.ops, op{start: mark, end: len(c.local.B), cmd: c.curCmd, blocking: c.curBlocking})
+	c.ops = append(c.ops, op{start: mark, end: len(c.local.B), cmd: c.curCmd, blocking: c.curBlocking, blockCounted: c.curBlockCounted})
 }
 
 // addReq adds a forwarded command's reply to the stream.
@@ -501,13 +507,26 @@ func (c *client) finishBatch() {
 			case r[0] == '-' || r[0] == '!':
 				c.srv.errs.Record(errorReplyMsg(r))
 				failed = true
-				o.rejected = o.rejected || isRefusal(r)
+				if !o.rejected && isRefusal(r) {
+					// Refused before running, as a cluster node
+					// refuses: not in total_commands_processed.
+					o.rejected = true
+					c.uncounted++
+				}
 			case o.exec:
 				c.recordElementErrors(r, o.txCmds)
 			}
 		}
 		if o.unblockError && string(c.w.B[mark:]) == ":1\r\n" {
 			failed = true
+		}
+		if o.blockCounted {
+			c.uncounted++ // counted when it blocked
+		}
+		if o.exec && !isArrayReply(c.w.B[mark:]) {
+			// The transaction did not run (a WATCH failed, or an
+			// error): its commands are not processed.
+			c.uncounted += len(o.txCmds)
 		}
 		c.countOp(o, c.w.B[mark:], failed, end)
 		if o.skip {

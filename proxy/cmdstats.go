@@ -36,6 +36,12 @@ func (c *client) countOp(o *op, r []byte, failed bool, end int64) {
 		c.srv.cmdStats.Rejected(&c.cstats, id)
 		return
 	}
+	if o.blockCounted {
+		// Timed out (a null reply) or left (no reply): out of the
+		// latency histogram, as in Redis.
+		c.srv.cmdStats.Unblocked(&c.cstats, id, 0, failed, len(r) > 0 && !isNullReply(r))
+		return
+	}
 	if o.blocking {
 		if isNullReply(r) {
 			c.srv.cmdStats.CallUntimed(&c.cstats, id, 0)
@@ -51,10 +57,27 @@ func (c *client) countOp(o *op, r []byte, failed bool, end int64) {
 	c.srv.cmdStats.Call(&c.cstats, id, ns, failed)
 }
 
+// countBlocked counts the command being handled as it starts to wait on
+// its node, as Redis counts a blocking command when it blocks.
+func (c *client) countBlocked() {
+	if c.curCmd == 0 {
+		return
+	}
+	c.srv.stats.commands.Add(1)
+	c.srv.cmdStats.Blocked(&c.cstats, int(c.curCmd-1))
+	c.srv.cmdStats.Publish(&c.cstats) // seen while it waits
+	c.curBlockCounted = true
+}
+
 // isNullReply reports whether r is a null reply in RESP2 or RESP3.
 func isNullReply(r []byte) bool {
 	s := string(r)
 	return s == "*-1\r\n" || s == "$-1\r\n" || s == "_\r\n"
+}
+
+// isArrayReply reports whether r is an array reply, not a null one.
+func isArrayReply(r []byte) bool {
+	return len(r) > 0 && r[0] == '*' && !isNullReply(r)
 }
 
 // isRefusal reports whether the error reply r is a cluster refusal, which

@@ -201,6 +201,7 @@ func cmdResetStat(c *client, args [][]byte) {
 	c.srv.stats.reset()
 	c.srv.errs.Reset()
 	c.srv.cmdStats.Reset()
+	c.srv.rates.Reset()
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.

@@ -335,6 +335,8 @@ func cmdExec(c *client, args [][]byte) {
 				c.local.NullArray()
 			}
 			c.addLocal(mark)
+			c.ops[len(c.ops)-1].exec = true
+			c.ops[len(c.ops)-1].txCmds = tx.cmds
 			return
 		}
 	}

@@ -100,7 +100,7 @@ func (c *client) handle(args [][]byte) {
 	if c.statStart == 0 {
 		c.statStart = c.srv.statClock()
 	}
-	c.curCmd, c.curBlocking = 0, false
+	c.curCmd, c.curBlocking, c.curBlockCounted = 0, false, false
 	if c.srv.metrics != nil {
 		c.handleMeasured(args)
 	} else {

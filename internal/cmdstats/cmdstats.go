@@ -75,7 +75,10 @@ type op struct {
 	// untimed: counted in calls and usec but not in the latency
 	// histogram (a blocking command that timed out or whose client left).
 	untimed bool
-	ns      int64
+	// noCall: the call was counted when it blocked (Blocked); this is
+	// its end, which adds its time and whether it failed.
+	noCall bool
+	ns     int64
 }
 
 // maxPending bounds a Pending: a longer pipeline publishes as it goes.
@@ -100,6 +103,23 @@ func (t *Table) CallUntimed(p *Pending, id int, ns int64) {
 	}
 }
 
+// Blocked notes a call of command id that starts to wait: Redis 7.0
+// counts the call when the command blocks. Its end is noted with
+// Unblocked.
+func (t *Table) Blocked(p *Pending, id int) {
+	p.ops = append(p.ops, op{id: int32(id), untimed: true})
+}
+
+// Unblocked notes the end of a call Blocked counted: its time, whether it
+// failed, and whether the latency histogram takes it (served or ended by
+// CLIENT UNBLOCK; not timed out, nor left by its client).
+func (t *Table) Unblocked(p *Pending, id int, ns int64, failed, timed bool) {
+	p.ops = append(p.ops, op{id: int32(id), noCall: true, untimed: !timed, failed: failed, ns: max(ns, 0)})
+	if len(p.ops) >= maxPending {
+		t.Publish(p)
+	}
+}
+
 // Rejected notes a command refused before it ran (wrong arity, NOAUTH,
 // CROSSSLOT, MOVED, OOM, ...): Redis's rejected_calls.
 func (t *Table) Rejected(p *Pending, id int) {
@@ -119,6 +139,7 @@ func (t *Table) Publish(p *Pending) {
 	for i := 0; i < len(ops); {
 		id := ops[i].id
 		var calls, ns, rejected, failed int64
+		ran := false
 		j := i
 		for ; j < len(ops) && ops[j].id == id; j++ {
 			o := ops[j]
@@ -126,14 +147,17 @@ func (t *Table) Publish(p *Pending) {
 				rejected++
 				continue
 			}
-			calls++
+			ran = true
+			if !o.noCall {
+				calls++
+			}
 			ns += o.ns
 			if o.failed {
 				failed++
 			}
 		}
 		e := &t.cmds[id]
-		if calls > 0 {
+		if ran {
 			e.calls.Add(calls)
 			e.ns.Add(ns)
 			if tracking && timed(ops[i:j]) {

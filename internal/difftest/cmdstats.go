@@ -26,6 +26,7 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	})
 	c := p.ConnPair
 	c2 := p.NewConn(t)
+	checkTotalIsCalls(t, c, false) // on the fresh target (the oracle is shared: its counts since earlier tests do not add up)
 	c.Do(t, "CONFIG", "RESETSTAT")
 	for _, args := range [][]string{
 		{"SET", "a", "1"},
@@ -89,6 +90,9 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	c2.Redis.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
 	c2.Node.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
 	waitBlockedBoth(t, c, 1)
+	// Counted as it blocks, as Redis counts it.
+	CompareCommandStats(t, c)
+	checkTotalIsCalls(t, c, true)
 	c.Do(t, "RPUSH", "q", "job")
 	ra, _ := c2.Redis.Receive()
 	rb, _ := c2.Node.Receive()
@@ -197,6 +201,34 @@ func compareCommandStatsText(t *testing.T, a, b string) {
 	}
 	if na, nb := norm("redis", a), norm("target", b); na != nb {
 		t.Errorf("INFO commandstats differs:\nredis:\n%s\ntarget:\n%s", na, nb)
+	}
+}
+
+// checkTotalIsCalls checks on the target (and on redis-server too if
+// redisToo) that INFO's total_commands_processed is the sum of
+// commandstats's calls, as it is on Redis after CONFIG RESETSTAT (both
+// count what ran, or blocked, and neither counts the INFO being
+// answered).
+func checkTotalIsCalls(t *testing.T, c *ConnPair, redisToo bool) {
+	t.Helper()
+	a, b := c.Both(t, "INFO", "stats", "commandstats")
+	for who, v := range map[string]Value{"redis": a, "target": b} {
+		if who == "redis" && !redisToo {
+			continue
+		}
+		var total, calls int64 = -1, 0
+		for _, line := range strings.Split(v.Text(), "\r\n") {
+			if n, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+				total, _ = strconv.ParseInt(n, 10, 64)
+			}
+			if m := cmdstatLine.FindStringSubmatch(line); m != nil {
+				n, _ := strconv.ParseInt(m[2], 10, 64)
+				calls += n
+			}
+		}
+		if total != calls {
+			t.Errorf("%s: total_commands_processed %d, commandstats calls sum to %d", who, total, calls)
+		}
 	}
 }
 
