@@ -2,8 +2,6 @@ package node_test
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,38 +33,11 @@ func bUnblock(conn, target int, mode ...string) bstep {
 	return bstep{kind: 'u', conn: conn, n: target, args: mode}
 }
 
-// blockedClients reads INFO's blocked_clients from a connection.
-func blockedClients(t *testing.T, c *difftest.Conn) int {
-	t.Helper()
-	v, err := c.DoStrings("INFO", "clients")
-	if err != nil {
-		t.Fatalf("INFO clients: %v", err)
-	}
-	for _, line := range strings.Split(string(v.Str), "\r\n") {
-		if s, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
-			n, _ := strconv.Atoi(s)
-			return n
-		}
-	}
-	t.Fatalf("no blocked_clients in INFO: %q", v.Str)
-	return 0
-}
-
 // waitBlocked polls both servers until each reports n blocked clients,
 // so that a push is sent only once the waiters are registered.
 func waitBlocked(t *testing.T, ctl *difftest.ConnPair, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r, nd := blockedClients(t, ctl.Redis), blockedClients(t, ctl.Node)
-		if r == n && nd == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("blocked_clients: redis %d, node %d; want %d", r, nd, n)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	difftest.WaitBlocked(t, ctl, n)
 }
 
 // runBlockingScript runs steps on fresh connection pairs (conns of them)

@@ -89,7 +89,7 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	// A pop that blocks and is served.
 	c2.Redis.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
 	c2.Node.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
-	waitBlockedBoth(t, c, 1)
+	WaitBlocked(t, c, 1)
 	// Counted as it blocks, as Redis counts it.
 	CompareCommandStats(t, c)
 	checkTotalIsCalls(t, c, true)
@@ -101,7 +101,7 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	idR, idN := c2.Both(t, "CLIENT", "ID")
 	c2.Redis.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
 	c2.Node.Send([]byte("BLPOP"), []byte("q"), []byte("0"))
-	waitBlockedBoth(t, c, 1)
+	WaitBlocked(t, c, 1)
 	p.Redis.DoStrings("CLIENT", "UNBLOCK", fmt.Sprint(idR.Int), "ERROR")
 	p.Node.DoStrings("CLIENT", "UNBLOCK", fmt.Sprint(idN.Int), "ERROR")
 	ra, _ = c2.Redis.Receive()
@@ -348,8 +348,10 @@ func latencyKeys(t *testing.T, text, percentiles string) string {
 	return strings.Join(names, " ")
 }
 
-// waitBlockedBoth waits until both servers count n blocked clients.
-func waitBlockedBoth(t *testing.T, c *ConnPair, n int) {
+// WaitBlocked polls both servers until each counts n blocked clients
+// (INFO blocked_clients), so that a push is sent only once the waiters
+// are registered.
+func WaitBlocked(t *testing.T, c *ConnPair, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
