@@ -55,6 +55,31 @@ type blockState struct {
 	// it may still be in flight after the command finishes, so conn is
 	// not reused.
 	unblocking bool
+	// unblockReq carries another client's CLIENT UNBLOCK (its mode: nil
+	// for TIMEOUT) to the blocked client, which asks its node until the
+	// command ends: the node may not have blocked it yet.
+	unblockReq chan unblockMode
+}
+
+// unblockMode is a CLIENT UNBLOCK's TIMEOUT|ERROR argument (nil: TIMEOUT).
+type unblockMode struct{ mode []byte }
+
+// requestUnblock hands a CLIENT UNBLOCK to the blocked client; false if
+// its command has finished.
+func (st *blockState) requestUnblock(mode []byte) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return false
+	}
+	if mode != nil {
+		mode = append([]byte(nil), mode...) // it lives in the caller's read buffer
+	}
+	select {
+	case st.unblockReq <- unblockMode{mode}:
+	default: // one is pending already: the command ends either way
+	}
+	return true
 }
 
 // clientEvent is what the client did while blocked.
@@ -391,7 +416,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 
 	r := c.newRequest()
 	c.b.remaining.Store(1)
-	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0}
+	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0, unblockReq: make(chan unblockMode, 1)}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
 	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
@@ -410,6 +435,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 		unblockR  *request
 		retry     <-chan time.Time
 		backoff   = unblockRetryMin
+		mode      []byte // of a CLIENT UNBLOCK from another client
 	)
 wait:
 	for {
@@ -429,7 +455,14 @@ wait:
 			}
 		case <-retry:
 			retry = nil
-			if r, ok := c.unblockOnNode(st, nil); ok {
+			if r, ok := c.unblockOnNode(st, mode); ok {
+				unblockR, unblocked = r, r.b.done
+			}
+		case u := <-st.unblockReq:
+			// Another client's CLIENT UNBLOCK, asked again (retry)
+			// until the command's reply comes.
+			mode = u.mode
+			if r, ok := c.unblockOnNode(st, mode); ok {
 				unblockR, unblocked = r, r.b.done
 			}
 		case ev := <-events:
@@ -626,8 +659,11 @@ func (c *client) next() ([][]byte, bool, error) {
 
 // cmdClientUnblock is CLIENT UNBLOCK <proxy client id> [TIMEOUT|ERROR]:
 // the proxy's client id names a client blocked on a node, which the node
-// unblocks by its own id for that connection. The node's 1 or 0 is passed
-// on; a client not blocked (or not known) gets 0, as from Redis.
+// unblocks by its own id for that connection. A client the proxy shows as
+// blocked (INFO, CLIENT LIST) gets 1 and the unblock is handed to it: it
+// asks its node until the command ends, since the node may not have
+// blocked the command yet. A client not blocked (or not known) gets 0,
+// as from Redis.
 func cmdClientUnblock(c *client, args [][]byte) {
 	mark := len(c.local.B)
 	reply := func() { c.addLocal(mark) }
@@ -652,15 +688,17 @@ func cmdClientUnblock(c *client, args [][]byte) {
 		return
 	}
 	if cl, ok := c.srv.lookupClient(id); ok {
-		if st := cl.blocked.Load(); st != nil {
-			if nargs, ok := st.unblockArgs(mode); ok {
-				c.addReq(c.forward(st.node, nargs))
-				// Redis counts a CLIENT UNBLOCK ... ERROR that unblocks
-				// as failed: the error it writes to the other client is
-				// in its one error count (commandstats).
-				c.ops[len(c.ops)-1].unblockError = mode != nil && slots.EqualFold("error", slots.CString(mode))
-				return
-			}
+		if st := cl.blocked.Load(); st != nil && st.requestUnblock(mode) {
+			// The blocked client has its node unblock the command
+			// (blockOn), asking again if the node has not blocked it
+			// yet; its reply then comes from the node.
+			c.local.Int(1)
+			reply()
+			// Redis counts a CLIENT UNBLOCK ... ERROR that unblocks
+			// as failed: the error it writes to the other client is
+			// in its one error count (commandstats).
+			c.ops[len(c.ops)-1].unblockError = mode != nil && slots.EqualFold("error", slots.CString(mode))
+			return
 		}
 	}
 	c.local.Int(0)
