@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/slots"
@@ -23,8 +24,8 @@ func registerSlowlogCmds(s *Server, h map[string]func(c *client, args [][]byte))
 	h["slowlog|help"] = func(c *client, _ [][]byte) { writeHelp(c, slowlog.Help) }
 	// LATENCY reads INFO latencystats's histograms, with no latency
 	// monitor (internal/cmdstats).
-	for _, sub := range []string{"latest", "history", "reset", "doctor", "graph", "histogram", "help"} {
-		h["latency|"+sub] = func(c *client, args [][]byte) { s.cmdStats.Latency(&c.w, args) }
+	for _, name := range cmdstats.LatencyCommands {
+		h[name] = func(c *client, args [][]byte) { s.cmdStats.Latency(&c.w, args) }
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shardgate/shardgate/internal/clusterfmt"
+	"github.com/shardgate/shardgate/internal/cmdstats"
 	"github.com/shardgate/shardgate/internal/conncmd"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/internal/servercmd"
@@ -40,8 +41,8 @@ func localHandlers() map[string]func(c *client, args [][]byte) {
 	registerClientCmds(h)
 	// LATENCY reads the proxy's own per-command histograms (INFO
 	// latencystats's), with no latency monitor (internal/cmdstats).
-	for _, sub := range []string{"latest", "history", "reset", "doctor", "graph", "histogram", "help"} {
-		h["latency|"+sub] = func(c *client, args [][]byte) { c.srv.cmdStats.Latency(&c.local, args) }
+	for _, name := range cmdstats.LatencyCommands {
+		h[name] = func(c *client, args [][]byte) { c.srv.cmdStats.Latency(&c.local, args) }
 	}
 	return h
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -14,6 +15,12 @@ import (
 // event is ever recorded, so LATEST and HISTORY are empty, RESET resets
 // nothing, GRAPH has no samples and DOCTOR says monitoring is disabled.
 // HISTOGRAM reads the per-command histograms INFO latencystats does.
+
+// LatencyCommands are the subcommands Latency answers, by full name.
+var LatencyCommands = []string{
+	"latency|latest", "latency|history", "latency|reset", "latency|doctor",
+	"latency|graph", "latency|histogram", "latency|help",
+}
 
 // LatencyHelp is LATENCY HELP's text.
 var LatencyHelp = []string{
@@ -56,10 +63,7 @@ func (t *Table) Latency(w *resp.Writer, args [][]byte) {
 	case "histogram":
 		t.writeHistograms(w, args[2:])
 	default: // help
-		w.Array(len(LatencyHelp))
-		for _, l := range LatencyHelp {
-			w.Simple(l)
-		}
+		redisinfo.WriteHelp(w, LatencyHelp)
 	}
 }
 
