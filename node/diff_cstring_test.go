@@ -42,6 +42,12 @@ func TestDiffOptionsAsCStrings(t *testing.T) {
 // their keywords up to the first NUL as well (strcasecmp), and the errors
 // that echo an argument stop there (%s), while names looked up in a table
 // (a user, a config parameter) must match whole.
+//
+// A config name with a NUL in it is left out: Redis hashes the whole name
+// but compares up to the NUL, so CONFIG SET "maxclients\x00" succeeds only
+// when the hash, seeded per process, happens to land in maxclients' bucket
+// (1 start in 200 here). The node always refuses it, as Redis nearly
+// always does.
 func TestDiffConnOptionsAsCStrings(t *testing.T) {
 	p := difftest.Start(t)
 	runConnSteps(t, p.NewConn(t), []connStep{
@@ -50,7 +56,7 @@ func TestDiffConnOptionsAsCStrings(t *testing.T) {
 		cs("CLIENT", "KILL", "TYPE", "a\x00b"), cs("CLIENT", "KILL", "USER", "a\x00b"),
 		cs("CLIENT", "KILL", "USER", "default\x00"), cs("CLIENT", "KILL", "ID", "999", "SKIPME\x00", "no\x00x"),
 		cs("HELLO", "3", "a\x00b"), cs("HELLO", "2", "SETNAME\x00q", "nm", "bogus"), cs("CLIENT", "GETNAME"),
-		cs("CONFIG", "SET", "a\x00b", "1"), cs("CONFIG", "SET", "maxclients\x00", "100"),
+		cs("CONFIG", "SET", "a\x00b", "1"),
 		cs("CLIENT", "NO-EVICT", "on\x00x"), cs("CLIENT", "NO-EVICT", "of\x00f"),
 		cs("CLIENT", "UNBLOCK", "12345", "TIMEOUT\x00"), cs("CLIENT", "UNBLOCK", "12345", "ERR\x00OR"),
 		cs("COMMAND", "LIST", "FILTERBY\x00", "PATTERN\x00", "getd*"),
