@@ -196,7 +196,7 @@ func unitRedirect(reqs []*request) redirect {
 
 // followRedirects resends the batch's redirected commands until none is
 // left or the budget (or a command's hops) ran out.
-func (c *client) followRedirects() {
+func (c *client) followRedirects() (followed bool) {
 	rt := c.srv.route
 	var budget redirectBudget
 	// MOVED and ASK hops per unit, by the index of its first request;
@@ -260,7 +260,7 @@ func (c *client) followRedirects() {
 			resent = true
 		}
 		if !resent {
-			return
+			return round > 0
 		}
 		if wait {
 			budget.backoff(time.Time{})
