@@ -226,11 +226,13 @@ func (s *Server) runCommand(c *client, r *route, args [][]byte, slot int) {
 // runData runs an engine command under the keyspace locks.
 func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	if r.exclusive {
+		// FLUSHALL and FLUSHDB free the data: over maxmemory, a
+		// collection confirms it before the reply, so the client's next
+		// write is let in (deferred first, it runs after the unlock:
+		// the other clients need not wait for the collection).
+		defer s.mem.Freed()
 		s.ks.Lock()
 		defer s.ks.Unlock()
-		// FLUSHALL and FLUSHDB free the data: over maxmemory, writes
-		// are let in as soon as a collection confirms it.
-		defer s.mem.Freed()
 		ctx.Exclusive = true
 		if slot >= 0 {
 			ctx.Shard = s.ks.Shard(uint16(slot))

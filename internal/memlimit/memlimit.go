@@ -10,8 +10,8 @@
 // it too. When the heap crosses the limit while that collection found
 // less, the Guard collects (runtime.GC) to know, and writes go on
 // meanwhile; it collects again while over only after a write (a delete
-// may have freed something; refused commands free nothing), or at once
-// after Freed (a flush). Collections it forces are spaced by twice the
+// may have freed something; refused commands free nothing), or within
+// Freed (a flush). Collections it forces are spaced by twice the
 // last one's duration (at least 100 ms), or by its duration alone once
 // what was allocated since could by itself take the data over. Go's own soft memory limit is raised to match, a
 // headroom above maxmemory, so the runtime collects before the heap
@@ -164,15 +164,18 @@ func (g *Guard) checkLocked() int64 {
 	return heap
 }
 
-// Freed tells the Guard that much was just freed (a flush): while over,
-// the next sample collects without waiting for the usual spacing.
+// Freed tells the Guard that much was just freed (a flush). While over,
+// it collects at once and updates Over before it returns, so that the
+// write a client sends right after its FLUSHALL is judged on what is left,
+// as Redis, which frees a flush synchronously, judges it.
 func (g *Guard) Freed() {
 	if !g.over.Load() {
 		return
 	}
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.freed = true
-	g.mu.Unlock()
+	g.checkLocked()
 }
 
 // read reads a one-metric sample, in bytes.

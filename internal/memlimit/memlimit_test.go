@@ -135,23 +135,31 @@ func TestGrowthWithinTheGap(t *testing.T) {
 	}
 }
 
-// TestFreedCollectsAtOnce: after a flush, while over, the next look
-// collects without waiting for the spacing or a counted write.
+// TestFreedCollectsAtOnce: after a flush, while over, Freed itself
+// collects, without waiting for the spacing, a counted write or the
+// sampler, and Over is up to date when it returns.
 func TestFreedCollectsAtOnce(t *testing.T) {
 	g, _, gcs := newTestGuard(t)
-	g.SetLimit(1)
-	g.Check()
+	runtime.GC()
+	base := g.Check()
+	sink = fill(64)
+	g.SetLimit(base + 32<<20)
+	if used := g.Check(); !g.Over() {
+		t.Fatalf("64 MB live over a limit 32 MB above the base: used %d, not over", used)
+	}
 	n := gcs.Load()
+	sink = nil // the flush
 	g.Freed()
-	g.Check()
 	if got := gcs.Load(); got != n+1 {
-		t.Fatalf("Check after Freed: %d collections, want %d", got, n+1)
+		t.Fatalf("Freed while over: %d collections, want %d", got, n+1)
+	}
+	if g.Over() {
+		t.Fatal("data freed: still over when Freed returned")
 	}
 	g.SetLimit(0)
 	g.Freed() // under: nothing to do
-	g.Check()
 	if got := gcs.Load(); got != n+1 {
-		t.Fatalf("Freed without a limit collected: %d, want %d", got, n+1)
+		t.Fatalf("Freed under the limit collected: %d collections, want %d", got, n+1)
 	}
 }
 
