@@ -29,7 +29,7 @@ type client struct {
 	laddr, raddr string
 	created      time.Time
 	lastCmd      atomic.Pointer[slots.Command]
-	lastAt       atomic.Int64
+	lastAt       atomic.Int64 // statClock at the end of the last batch
 	// listedMulti is what other connections' CLIENT LIST shows as
 	// multi=: the commands the open transaction holds, -1 outside MULTI.
 	listedMulti atomic.Int32
@@ -177,7 +177,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c.w.Proto = 2
 	c.local.Proto = 2
 	c.rd.Unauthenticated = !c.authed
-	c.lastAt.Store(c.created.UnixNano())
+	c.lastAt.Store(s.statClock())
 	c.listedMulti.Store(-1)
 	return c
 }
@@ -551,7 +551,7 @@ func (c *client) finishBatch() {
 	c.uncounted = 0
 	c.srv.cmdStats.Publish(&c.cstats)
 	c.statStart = 0
-	c.batchDone()
+	c.batchDone(end)
 	clear(c.ops)
 	c.ops = c.ops[:0]
 	for _, r := range c.reqs[:c.nreq] {

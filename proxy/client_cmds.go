@@ -85,8 +85,11 @@ func cmdClientInfo(c *client, _ [][]byte) {
 // seen by c, the client running the command.
 func (c *client) appendClientLine(b []byte, cl *client) []byte {
 	self := cl == c
-	lastAt := cl.lastAt.Load()
 	now := c.srv.opts.Now()
+	// lastAt is on the stats clock (one cheap read per batch): its age
+	// on that clock, taken from now, is the wall time of the last
+	// interaction.
+	lastAt := now.UnixNano() - (c.srv.statClock() - cl.lastAt.Load())
 	if self {
 		lastAt = now.UnixNano() // running a command now
 	}

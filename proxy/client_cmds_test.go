@@ -159,6 +159,13 @@ func TestClientListFields(t *testing.T) {
 	if len(info) != 1 || info[0]["id"] != bID || info[0]["name"] != "worker-b" || info[0]["cmd"] != "client|info" {
 		t.Errorf("CLIENT INFO: %v", info)
 	}
+	// Another client's idle is the whole seconds since its last command
+	// ended (the age and ctime of a line, as Redis counts them).
+	time.Sleep(1100 * time.Millisecond)
+	if got, _ := clientLines(t, do(t, a, "CLIENT", "LIST", "ID", bID)); len(got) != 1 ||
+		(got[0]["idle"] != "1" && got[0]["idle"] != "2") {
+		t.Errorf("client b idle 1.1 s after its last command: %v, want 1 (or 2 across a second)", got)
+	}
 	// Inside MULTI the caller's line shows the transaction.
 	do(t, a, "MULTI")
 	do(t, a, "SET", "x", "1")

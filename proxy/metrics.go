@@ -202,7 +202,7 @@ func newMetrics(s *Server) (*metrics, error) {
 		ln:    ln,
 		srv:   s,
 		reg:   prometheus.NewRegistry(),
-		base:  time.Now(),
+		base:  s.clockBase, // the stats clock's: batchDone's end serves both
 		cmds:  make([]latencyHist, slots.NumIDs()+numExtra),
 		names: make([]string, slots.NumIDs()+numExtra),
 		cmdCount: prometheus.NewDesc("shardgate_proxy_commands_total",
@@ -371,16 +371,16 @@ func (c *client) handleMeasured(args [][]byte) {
 	cm.ops = append(cm.ops, opMetric{cmd: idx, start: start, ready: ready})
 }
 
-// batchDone runs when a batch's replies are all in: it stamps the
-// client's idle clock and, with metrics on, records the batch's commands.
-func (c *client) batchDone() {
-	c.lastAt.Store(c.srv.opts.Now().UnixNano())
+// batchDone runs when a batch's replies are all in, at end on the stats
+// clock: it stamps the client's idle clock and, with metrics on, records
+// the batch's commands.
+func (c *client) batchDone(end int64) {
+	c.lastAt.Store(end)
 	m := c.srv.metrics
 	if m == nil {
 		return
 	}
 	cm := &c.m
-	end := m.now()
 	ops := cm.ops
 	for i := 0; i < len(ops); {
 		o := ops[i]
