@@ -308,7 +308,7 @@ func (c *Cluster) shutdown(leave bool) error {
 		var errs []error
 		if leave {
 			c.announceLeave()
-			if err := c.ml.Leave(c.tm.leave); err != nil {
+			if err := c.leave(); err != nil {
 				errs = append(errs, fmt.Errorf("cluster: leave: %w", err))
 			}
 		}
@@ -334,6 +334,43 @@ func (c *Cluster) shutdown(leave bool) error {
 	})
 	return c.closeErr
 }
+
+// leave has memberlist announce the leave and waits, up to the profile's
+// leave time, for its gossip to go out, or until no other member is alive
+// to hear it: when a whole cluster stops at once, the last members see
+// the others leave and have nobody to tell, where memberlist alone waits
+// out its timeout (5 s on a LAN). memberlist's wait cannot be cut short;
+// the goroutine left behind ends with that timeout.
+func (c *Cluster) leave() error {
+	done := make(chan error, 1)
+	go func() { done <- c.ml.Leave(c.tm.leave) }()
+	tick := time.NewTicker(leavePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if !c.otherAlive() {
+				return nil
+			}
+		}
+	}
+}
+
+// otherAlive reports whether memberlist knows another member that has
+// neither left nor died (suspects count: they may still hear the leave).
+func (c *Cluster) otherAlive() bool {
+	for _, n := range c.ml.Members() {
+		if n.Name != string(c.self) {
+			return true
+		}
+	}
+	return false
+}
+
+// leavePoll is how often leave looks for a member still alive.
+const leavePoll = 20 * time.Millisecond
 
 // announceLeave tells the alive members (directly, by UDP, and by gossip)
 // that this member is leaving, so they record it left rather than dead.

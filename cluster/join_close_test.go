@@ -65,3 +65,24 @@ func TestCloseDoesNotWaitForAStuckJoin(t *testing.T) {
 		t.Errorf("Close took %s with a join stuck on a silent peer", took)
 	}
 }
+
+// TestCloseAllAtOnce: when every member closes at once, each sees the
+// others leave and has nobody left to tell: Close returns without waiting
+// out memberlist's leave timeout, which used to fail the last ones' Close
+// with "timeout waiting for leave broadcast" (after 5 s on a LAN).
+func TestCloseAllAtOnce(t *testing.T) {
+	t.Parallel()
+	cs := startN(t, 3, nil)
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { errs[i] = c.Close() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("member %d: Close: %v", i, err)
+		}
+	}
+}
