@@ -59,6 +59,12 @@ type client struct {
 	// this one, so the client is neither listed nor killed twice while its
 	// goroutine winds down.
 	killed atomic.Bool
+	// killedCh is closed with killed set: a client waiting out a CLIENT
+	// PAUSE stops waiting (pause.go).
+	killedCh chan struct{}
+	// paused: a CLIENT PAUSE holds the client's command (pause.go);
+	// CLIENT LIST shows it blocked, as Redis shows a postponed client.
+	paused atomic.Bool
 	// reply is the CLIENT REPLY state; only the own goroutine uses it.
 	reply replyMode
 	// replyFiltered: the command applied CLIENT REPLY to its reply as it
@@ -165,6 +171,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		proto:   2,
 		authed:  s.cfg.RequirePass() == "",
 		keyBuf:  make([]int, 0, 8),
+
+		killedCh: make(chan struct{}),
 	}
 	c.w.Proto = 2
 	c.w.OnError = func(msg string) {

@@ -24,6 +24,8 @@ func registerClientCmds(s *Server, h map[string]func(c *client, args [][]byte)) 
 	h["client|no-evict"] = s.cmdClientNoEvict
 	h["client|reply"] = s.cmdClientReply
 	h["client|help"] = s.cmdClientHelp
+	h["client|pause"] = s.cmdClientPause
+	h["client|unpause"] = s.cmdClientUnpause
 }
 
 func (s *Server) cmdClientID(c *client, args [][]byte) { c.w.Int(c.id) }
@@ -112,7 +114,7 @@ func (c *client) appendInfo(b []byte, cl *client) []byte {
 	// instant it is served, as in Redis, even if its goroutine has not
 	// written the reply yet.
 	w := cl.blocked.Load()
-	blocked := w != nil && w.state.Load() == waitPending
+	blocked := w != nil && w.state.Load() == waitPending || cl.paused.Load()
 	l.Flags = redisinfo.Flags(c.srv.monitors.Is(cl.nc), multi >= 0, blocked, wf != nil && wf.Dirty.Load(), cl == c && c.closing, readonly, noEvict)
 	return redisinfo.AppendLine(b, &l)
 }
@@ -132,6 +134,7 @@ func (s *Server) cmdClientKill(c *client, args [][]byte) {
 	}
 	n, self := redisinfo.Kill(&f, s.snapshotClients(), c, attrs, func(cl *client) {
 		if cl.killed.CompareAndSwap(false, true) {
+			close(cl.killedCh)
 			cl.nc.Close()
 		}
 	})

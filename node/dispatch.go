@@ -132,6 +132,9 @@ func (s *Server) execute(c *client, args [][]byte) {
 			return
 		}
 	}
+	if s.pause.MayHold(c.mayWrite(cmd)) && !c.waitPause(cmd) {
+		return // the client was killed, or the node is closing
+	}
 	if c.multi != nil && !r.txControl {
 		c.queue(r, args, slot)
 		return

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/shardgate/shardgate/internal/clientpause"
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -64,6 +65,9 @@ type multiState struct {
 	// denyOOM: some stored command may grow the data, so EXEC is refused
 	// while used memory is over maxmemory.
 	denyOOM bool
+	// mayWrite: some stored command may write, so a CLIENT PAUSE WRITE
+	// holds EXEC.
+	mayWrite bool
 }
 
 // queued is one stored command.
@@ -155,6 +159,9 @@ func (c *client) queue(r *route, args [][]byte, slot int) {
 	}
 	if r.cmd.Has(slots.FlagDenyOOM) {
 		m.denyOOM = true
+	}
+	if clientpause.MayWrite(r.cmd) {
+		m.mayWrite = true
 	}
 	if r.exclusive || (r.data != nil && slot < 0) ||
 		(r.conn != nil && connKeyspaceCommands[r.cmd.FullName]) {

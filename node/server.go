@@ -7,6 +7,7 @@ package node
 import (
 	"context"
 	"errors"
+	"github.com/shardgate/shardgate/internal/clientpause"
 	"log/slog"
 	"net"
 	"sync"
@@ -42,6 +43,7 @@ type Server struct {
 
 	stats  serverStats
 	blk    blocker              // blocked clients (blocking.go)
+	pause  clientpause.Pause    // CLIENT PAUSE (pause.go)
 	cfg    *redisconf.Endpoint  // requirepass and maxclients, settable (config.go)
 	config redisconf.Table      // CONFIG GET/SET's parameters
 	errs   redisinfo.ErrorStats // INFO errorstats (info.go)

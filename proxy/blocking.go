@@ -715,6 +715,8 @@ func (s *Server) blockedClients() (blocked, timed int) {
 			if st.timed {
 				timed++
 			}
+		} else if cl.paused.Load() {
+			blocked++ // held by CLIENT PAUSE, without a timeout
 		}
 	}
 	return blocked, timed

@@ -49,6 +49,13 @@ type client struct {
 	// securityWarningCommand).
 	refusedHTTP bool
 	killed      atomic.Bool
+	// killedCh is closed with killed set: a client waiting out a CLIENT
+	// PAUSE stops waiting (pause.go).
+	killedCh chan struct{}
+	// paused: a CLIENT PAUSE holds the client's command (pause.go);
+	// CLIENT LIST and INFO count it blocked, as Redis counts a postponed
+	// client.
+	paused atomic.Bool
 	// monitor is set by MONITOR, monitorStart until its reply is written
 	// and other clients' lines may follow; ownLines are the lines of its
 	// own commands, written after their replies (monitor.go).
@@ -173,6 +180,8 @@ func newClient(s *Server, nc net.Conn) *client {
 		sends:   make([]nodeSend, s.route.numPools()),
 		conns:   make([]*nodeConn, s.route.numPools()),
 		keyBuf:  make([]int, 0, 8),
+
+		killedCh: make(chan struct{}),
 	}
 	c.w.Proto = 2
 	c.local.Proto = 2

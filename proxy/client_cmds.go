@@ -29,6 +29,8 @@ func registerClientCmds(h map[string]func(c *client, args [][]byte)) {
 	h["client|kill"] = cmdClientKill
 	h["client|no-evict"] = cmdClientNoEvict
 	h["client|help"] = func(c *client, _ [][]byte) { redisinfo.WriteHelp(&c.local, redisinfo.ClientHelp) }
+	h["client|pause"] = cmdClientPause
+	h["client|unpause"] = cmdClientUnpause
 }
 
 func cmdClientSetName(c *client, args [][]byte) {
@@ -100,7 +102,7 @@ func (c *client) appendClientLine(b []byte, cl *client) []byte {
 	}
 	cl.mu.Lock()
 	l.Name, l.Resp = cl.name, cl.proto
-	l.Flags = redisinfo.Flags(c.srv.monitors.Is(cl.nc), multi >= 0, cl.blocked.Load() != nil, false, self && c.closing, cl.readonly, cl.noEvict)
+	l.Flags = redisinfo.Flags(c.srv.monitors.Is(cl.nc), multi >= 0, cl.blocked.Load() != nil || cl.paused.Load(), false, self && c.closing, cl.readonly, cl.noEvict)
 	cl.mu.Unlock()
 	return redisinfo.AppendLine(b, &l)
 }
@@ -121,6 +123,7 @@ func cmdClientKill(c *client, args [][]byte) {
 	}
 	n, self := redisinfo.Kill(&f, c.srv.snapshotClients(), c, attrs, func(cl *client) {
 		if cl.killed.CompareAndSwap(false, true) {
+			close(cl.killedCh)
 			cl.nc.Close()
 		}
 	})

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"github.com/shardgate/shardgate/internal/clientpause"
 	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"strconv"
 
@@ -49,6 +50,9 @@ type txState struct {
 	locals []txLocal
 	// cmds are the queued commands' IDs + 1, for commandstats.
 	cmds []int32
+	// mayWrite: a queued command may write, so a CLIENT PAUSE WRITE
+	// holds EXEC.
+	mayWrite bool
 }
 
 // txLocal is a command the proxy answers itself, queued in a transaction:
@@ -68,6 +72,7 @@ type txLocal struct {
 var txLocalCommands = map[string]bool{
 	"client|id": true, "client|setname": true, "client|getname": true, "client|list": true,
 	"client|info": true, "client|no-evict": true, "client|help": true,
+	"client|pause": true, "client|unpause": true,
 	"readonly": true, "readwrite": true, "asking": true,
 }
 
@@ -213,6 +218,9 @@ func (c *client) queueTx(r *route, args [][]byte, slot int) {
 			tx.casDirty = len(c.watch) > 0 && c.watchBroken()
 			c.releaseWatches(true)
 		}
+	}
+	if !tx.aborted && clientpause.MayWrite(r.cmd) {
+		tx.mayWrite = true
 	}
 	tx.buf = resp.AppendCommand(tx.buf, args)
 	tx.n++

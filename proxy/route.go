@@ -145,7 +145,13 @@ func (c *client) handleCommand(args [][]byte) {
 				c.rejectCmd(cmd, refusal) // arity first, as Redis checks it as it queues
 				return
 			}
+			if !c.pauseHold(cmd) {
+				return
+			}
 			c.queueLocal(clusterSubcommand(args[1]), args)
+			return
+		}
+		if cmd != nil && refusal == "" && !c.pauseHold(cmd) {
 			return
 		}
 		c.runLocal(clusterSubcommand(args[1]), args)
@@ -170,6 +176,9 @@ func (c *client) handleCommand(args [][]byte) {
 	}
 	r := &c.srv.routes[cmd.ID]
 	if c.segmentCommand(cmd, args) {
+		if !c.pauseHold(cmd) {
+			return
+		}
 		c.fedCmd = cmd
 		c.runSegments(args)
 		return
@@ -177,6 +186,9 @@ func (c *client) handleCommand(args [][]byte) {
 	slot, keys, cross := c.commandSlot(cmd, args)
 	if cross {
 		if r.split != nil && c.srv.opts.CrossSlot == CrossSlotSplit && c.multi == nil {
+			if !c.pauseHold(cmd) {
+				return
+			}
 			c.fedCmd = cmd
 			r.split(c, args, keys)
 			return
@@ -188,6 +200,9 @@ func (c *client) handleCommand(args [][]byte) {
 	}
 	if c.monitor && monitor.Refused(cmd) {
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
+		return
+	}
+	if !c.pauseHold(cmd) {
 		return
 	}
 	if c.multi != nil && !r.txControl {

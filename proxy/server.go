@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"github.com/shardgate/shardgate/internal/clientpause"
 	"log/slog"
 	"net"
 	"sync"
@@ -52,6 +53,7 @@ type Server struct {
 	wg       sync.WaitGroup // client goroutines
 	bg       sync.WaitGroup // node readers, watchdog
 	stop     chan struct{}
+	pause    clientpause.Pause // CLIENT PAUSE (pause.go)
 	// draining is set by Close: clients read no more commands.
 	draining atomic.Bool
 	// tableKnown is closed (tableSeen set) once a cluster-mode proxy

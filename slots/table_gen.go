@@ -313,6 +313,40 @@ var table = []*Command{
 				},
 			},
 			{
+				Name: "pause", Arity: -3,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Stop processing commands from clients for some time",
+					Since:      "2.9.50",
+					Group:      "connection",
+					Complexity: "O(1)",
+					History: [][2]string{
+						{"6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option."},
+					},
+					Args: []Arg{
+						{Name: "timeout", Type: "integer", KeySpecIndex: -1},
+						{Name: "mode", Type: "oneof", Since: "6.2.0", Flags: []string{"optional"}, KeySpecIndex: -1,
+							Args: []Arg{
+								{Name: "write", Type: "pure-token", Token: "WRITE", KeySpecIndex: -1},
+								{Name: "all", Type: "pure-token", Token: "ALL", KeySpecIndex: -1},
+							},
+						},
+					},
+				},
+			},
+			{
+				Name: "unpause", Arity: 2,
+				Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale,
+				ACL:   ACLAdmin | ACLSlow | ACLDangerous | ACLConnection,
+				Doc: &Doc{
+					Summary:    "Resume processing of clients that were paused",
+					Since:      "6.2.0",
+					Group:      "connection",
+					Complexity: "O(N) Where N is the number of paused clients",
+				},
+			},
+			{
 				Name: "help", Arity: 2,
 				Flags: FlagLoading | FlagStale,
 				ACL:   ACLSlow | ACLConnection,

@@ -190,6 +190,8 @@ const (
 	// ErrTimeoutNotInt: a timeout in milliseconds (XREAD BLOCK, WAIT).
 	ErrTimeoutNotInt = "ERR timeout is not an integer or out of range"
 	ErrUnblocked     = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+	// ErrPauseMode: CLIENT PAUSE's mode is neither WRITE nor ALL.
+	ErrPauseMode = "ERR CLIENT PAUSE mode must be WRITE or ALL"
 )
 
 // Streams (node/engine/stream_cmds.go, stream_info.go), as Redis 7.0's

@@ -1,0 +1,203 @@
+package difftest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ClientPauseScenario checks CLIENT PAUSE and CLIENT UNPAUSE on the server
+// under test against redis-server: the argument errors, then, on each
+// server in turn, what a pause holds and until when. The replies of the
+// two runs must be the same, and each run must show the same holds (the
+// oracle confirms what the scenario expects of Redis).
+//
+// A pause the scenario sets on the shared oracle is lifted or runs out
+// before it returns.
+func ClientPauseScenario(t *testing.T, p *Pair) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"CLIENT", "PAUSE"},
+		{"CLIENT", "PAUSE", "x"},
+		{"CLIENT", "PAUSE", "-1"},
+		{"CLIENT", "PAUSE", "1.5"},
+		{"CLIENT", "PAUSE", "+10"},
+		{"CLIENT", "PAUSE", "10", "y"},
+		{"CLIENT", "PAUSE", "x", "y"}, // the mode is checked first
+		{"CLIENT", "PAUSE", "10", "WRITE\x00z"},
+		{"CLIENT", "PAUSE", "1", "ALL", "x"},
+		{"CLIENT", "UNPAUSE", "x"},
+		{"CLIENT", "PAUSE", "0", "write"},
+		{"CLIENT", "UNPAUSE"},
+		{"CLIENT", "UNPAUSE"},
+	} {
+		p.Do(t, args...)
+	}
+	var transcripts [2][]string
+	for i, side := range []struct{ name, addr string }{{"redis", p.Oracle.Addr}, {"target", p.NodeAddr}} {
+		t.Run(side.name, func(t *testing.T) {
+			transcripts[i] = pauseRun(t, side.addr)
+		})
+	}
+	if a, b := strings.Join(transcripts[0], "\n"), strings.Join(transcripts[1], "\n"); a != b {
+		t.Errorf("CLIENT PAUSE replies differ:\nredis:\n%s\ntarget:\n%s", a, b)
+	}
+}
+
+// pauseRun runs the pause steps on the server at addr and returns its
+// replies.
+func pauseRun(t *testing.T, addr string) []string {
+	dial := func() *Conn {
+		c, err := Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := dial(), dial()
+	id, err := b.DoStrings("CLIENT", "ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bID := id.String()
+	if id.Kind == Integer {
+		bID = strconv.FormatInt(id.Int, 10)
+	}
+	var out []string
+	do := func(c *Conn, args ...string) string {
+		t.Helper()
+		v, err := c.DoStrings(args...)
+		if err != nil {
+			t.Fatalf("%s: %v", FormatCommand(args), err)
+		}
+		out = append(out, FormatCommand(args)+" -> "+v.String())
+		return v.String()
+	}
+	t.Cleanup(func() { a.DoStrings("CLIENT", "UNPAUSE") })
+	// fast: the command replies while the pause holds (UNPAUSE comes
+	// only after it, so a held command would wait for the 10 s pause).
+	fast := func(c *Conn, args ...string) {
+		t.Helper()
+		start := time.Now()
+		do(c, args...)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s took %v: held by the pause", FormatCommand(args), d)
+		}
+	}
+	// held: the command gets no reply while the pause holds, and its
+	// reply once UNPAUSE (sent on a) lifts it.
+	held := func(c *Conn, args ...string) {
+		t.Helper()
+		if err := c.Send(toBytes(args)...); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan Value, 1)
+		go func() {
+			v, _ := c.Receive()
+			got <- v
+		}()
+		select {
+		case v := <-got:
+			t.Errorf("%s replied %s while paused", FormatCommand(args), v)
+			out = append(out, FormatCommand(args)+" -> "+v.String())
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		// Held, the client is listed blocked, with the held command.
+		list, err := a.DoStrings("CLIENT", "LIST", "ID", bID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown []string
+		for _, f := range strings.Fields(list.Text()) {
+			if strings.HasPrefix(f, "flags=") || strings.HasPrefix(f, "cmd=") {
+				shown = append(shown, f)
+			}
+		}
+		info, err := a.DoStrings("INFO", "clients")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info.Text(), "\r\n") {
+			if strings.HasPrefix(line, "blocked_clients:") || strings.HasPrefix(line, "clients_in_timeout_table:") {
+				shown = append(shown, line)
+			}
+		}
+		out = append(out, "held "+FormatCommand(args)+": "+strings.Join(shown, " "))
+		do(a, "CLIENT", "UNPAUSE")
+		select {
+		case v := <-got:
+			out = append(out, FormatCommand(args)+" -> "+v.String())
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no reply 5 s after CLIENT UNPAUSE", FormatCommand(args))
+		}
+	}
+
+	do(b, "SET", "{p}k", "v0")
+	do(b, "DEL", "{p}l")
+
+	// WRITE holds writes, not reads; the caller is no exception.
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	fast(b, "GET", "{p}k")
+	fast(b, "TTL", "{p}k")
+	fast(a, "PING")
+	held(b, "SET", "{p}k", "v1")
+	do(a, "CLIENT", "PAUSE", "10000", "write")
+	held(b, "RPUSH", "{p}l", "x")
+
+	// In a pipeline, the replies before the held command arrive first.
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	if err := b.Send(toBytes([]string{"GET", "{p}k"})...); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	v, err := b.Receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, "GET {p}k (pipelined) -> "+v.String())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a read pipelined before a held write waited %v", d)
+	}
+	held(b, "INCR", "{p}n")
+
+	// A write inside MULTI is held before it is queued; an EXEC is held
+	// when its transaction may write, not when it only reads.
+	do(b, "MULTI")
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	held(b, "SET", "{p}k", "v2")
+	do(b, "GET", "{p}k")
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	held(b, "EXEC")
+	do(b, "MULTI")
+	do(b, "GET", "{p}k")
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	fast(b, "EXEC")
+	do(a, "CLIENT", "UNPAUSE")
+
+	// A pause that has run out holds nothing; so does a timeout whose
+	// end wraps past the largest integer (Redis adds it to the clock
+	// unchecked).
+	do(a, "CLIENT", "PAUSE", "1", "WRITE")
+	time.Sleep(20 * time.Millisecond)
+	fast(b, "SET", "{p}k", "v3")
+	do(a, "CLIENT", "PAUSE", "9223372036854775807", "WRITE")
+	fast(b, "SET", "{p}k", "v4")
+
+	// Pauses merge: the stricter mode and the later end. ALL holds every
+	// command, the caller's own and CLIENT UNPAUSE included, until it
+	// runs out.
+	do(a, "CLIENT", "PAUSE", "50", "WRITE")
+	do(a, "CLIENT", "PAUSE", "400")
+	start = time.Now()
+	do(b, "PING")
+	do(a, "CLIENT", "UNPAUSE")
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("PING and CLIENT UNPAUSE under a 400 ms ALL pause answered after %v", d)
+	}
+	fast(b, "SET", "{p}k", "v5")
+	do(b, "GET", "{p}k")
+	return out
+}

@@ -1,0 +1,77 @@
+package node
+
+import (
+	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/slots"
+)
+
+// CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE (internal/clientpause
+// has the rules). A held command waits in its client's goroutine, after
+// the replies to the commands before it are written, as Redis writes them
+// while the client is postponed; it then runs with its own time, the
+// wait left out of its slow log and commandstats time, as Redis
+// re-processes a postponed command. The wait ends early if the client is
+// killed or the node closes; a client that just disconnects is noticed
+// when the pause ends.
+
+func (s *Server) cmdClientPause(c *client, args [][]byte) {
+	now := s.opts.Now().UnixMilli()
+	end, mode, msg := clientpause.ParsePause(args, now)
+	if msg != "" {
+		c.w.Error(msg)
+		return
+	}
+	s.pause.Set(end, mode, now)
+	c.w.OK()
+}
+
+func (s *Server) cmdClientUnpause(c *client, args [][]byte) {
+	s.pause.Lift()
+	c.w.OK()
+}
+
+// mayWrite reports whether cmd is held by a WRITE pause: a command that
+// may write, or an EXEC whose transaction holds one.
+func (c *client) mayWrite(cmd *slots.Command) bool {
+	if clientpause.MayWrite(cmd) {
+		return true
+	}
+	return c.multi != nil && c.multi.mayWrite && cmd.FullName == "exec"
+}
+
+// waitPause waits while the pause holds cmd; false if the client is to
+// close instead (killed, gone, or the node closing).
+func (c *client) waitPause(cmd *slots.Command) bool {
+	if !c.flush() {
+		c.closing = true
+		return false
+	}
+	c.mark = 0 // the replies before this command are written
+	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
+	gone := make(chan struct{})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-c.killedCh:
+		case <-c.srv.stop:
+		case <-stop:
+			return
+		}
+		close(gone)
+	}()
+	// Held, the client counts as blocked (CLIENT LIST's b, INFO's
+	// blocked_clients), as Redis counts a postponed client.
+	c.paused.Store(true)
+	c.srv.blk.blocked.Add(1)
+	defer func() {
+		c.srv.blk.blocked.Add(-1)
+		c.paused.Store(false)
+	}()
+	if !c.srv.pause.Wait(c.mayWrite(cmd), nowMs, gone) {
+		c.closing = true
+		return false
+	}
+	c.tick() // the command's time starts now
+	return true
+}
