@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,6 +192,24 @@ func (m *migrator) statusText() string {
 	line("last_migration_keys", m.stats.lastMoveKeys.Load())
 	line("last_fence_us", m.stats.lastFenceUs.Load())
 	line("max_fence_us", m.stats.maxFenceUs.Load())
+	// The node's view of the members, in the proxy's INFO cluster format,
+	// so that 'shardgate cluster status --resp' pointed at a node sees
+	// the proxies and which members left (CLUSTER NODES has neither).
+	line("cluster_id", v.ClusterID)
+	line("cluster_my_id", v.Self)
+	line("cluster_table_epoch", v.Epoch)
+	for i, mb := range v.Members {
+		var rs []string
+		for _, r := range v.Ranges(mb.ID) {
+			if r[0] == r[1] {
+				rs = append(rs, strconv.Itoa(int(r[0])))
+			} else {
+				rs = append(rs, strconv.Itoa(int(r[0]))+"-"+strconv.Itoa(int(r[1])))
+			}
+		}
+		line("member"+strconv.Itoa(i), fmt.Sprintf("id=%s,role=%s,addr=%s,state=%s,slots=%s",
+			mb.ID, mb.Role, mb.Addr, mb.State, strings.Join(rs, " ")))
+	}
 	return b.String()
 }
 

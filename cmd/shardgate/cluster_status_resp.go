@@ -251,6 +251,18 @@ func (f *respFetcher) fetch(ctx context.Context, addr string) (*memberView, erro
 	if fields["cluster_mode"] == "static" {
 		return nil, errStaticProxy
 	}
+	// A shardgate node lists the members in SHARDGATE STATUS (with the
+	// proxies and the members that left, which CLUSTER NODES cannot
+	// show); a Redis Cluster node has no such command.
+	if st, err := c.do("SHARDGATE", "STATUS"); err == nil {
+		sf := parseInfoFields(string(st.Str))
+		if v, ok, err := viewFromInfo(sf); ok || err != nil {
+			if err == nil && v.Role == memberRoleNode {
+				v.Draining = sf["draining"] == "1"
+			}
+			return v, err
+		}
+	}
 	myID, err := c.do("CLUSTER", "MYID")
 	if err != nil {
 		return nil, err

@@ -360,6 +360,32 @@ func TestClusterStatusCommand(t *testing.T) {
 		}
 	}
 
+	// A shardgate node lists the members in SHARDGATE STATUS: the proxy
+	// and a member that left show, which CLUSTER NODES cannot carry.
+	listing := fakeMember(t, map[string]string{
+		"INFO CLUSTER":  "# Cluster\r\ncluster_enabled:1\r\n",
+		"CLUSTER NODES": idA + " 127.0.0.1:1@0 myself,master - 0 0 2 connected 0-8191\n",
+		"SHARDGATE STATUS": "node_id:" + idA + "\r\ndraining:0\r\ncluster_id:c1\r\ncluster_my_id:" + idA +
+			"\r\ncluster_table_epoch:2\r\n" +
+			"member0:id=" + idA + ",role=node,addr=127.0.0.1:1,state=alive,slots=0-8191\r\n" +
+			"member1:id=" + idB + ",role=node,addr=127.0.0.1:2,state=left,slots=8192-16383\r\n" +
+			"member2:id=" + idP + ",role=proxy,addr=127.0.0.1:3,state=alive,slots=\r\n",
+	})
+	out.Reset()
+	errb.Reset()
+	rc = run([]string{"cluster", "status", "--resp", listing, "--json"}, &out, &errb)
+	if rc != exitInconsistent {
+		t.Fatalf("exit %d, want %d (a left owner)\n%s%s", rc, exitInconsistent, &out, &errb)
+	}
+	st = clusterStatus{}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("%v\n%s", err, &out)
+	}
+	if st.EntryRole != "node" || st.ClusterID != "c1" || len(st.Members) != 3 ||
+		st.Members[1].State != "left" || st.Members[2].Role != "proxy" {
+		t.Errorf("status from a node's SHARDGATE STATUS: %s", &out)
+	}
+
 	// Errors and usage.
 	static := fakeMember(t, map[string]string{"INFO CLUSTER": "# Cluster\r\ncluster_enabled:1\r\ncluster_mode:static\r\n"})
 	auth := fakeMember(t, map[string]string{"AUTH": "-WRONGPASS invalid username-password pair or user is disabled."})
