@@ -31,7 +31,7 @@ const (
 
 // Pause is a server's pause state; the zero value is no pause.
 type Pause struct {
-	mode atomic.Int32 // the Mode set; None makes Holds one atomic load
+	mode atomic.Int32 // the Mode set; with None, MayHold is one atomic load
 
 	mu    sync.Mutex
 	endMs int64         // unix milliseconds
