@@ -19,10 +19,7 @@ import (
 // holds buffers too), reads and deletes go on, INFO reports the limit, and
 // once the values are deleted writes are taken again.
 func TestMaxMemoryLiveData(t *testing.T) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	limit := int64(ms.HeapAlloc) + 48<<20
+	limit := heapPlus(48 << 20)
 	_, addr, _ := nodetest.Start(t, node.Options{MaxMemory: limit}, nil)
 	c := dialDiff(t, addr)
 
@@ -109,10 +106,7 @@ func fillUntilOOM(t *testing.T, c *difftest.Conn, limit int64) int {
 // reply; it used to wait for its next heap sample, and refused writes for
 // about 10 ms).
 func TestMaxMemoryFlush(t *testing.T) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	limit := int64(ms.HeapAlloc) + 48<<20
+	limit := heapPlus(48 << 20)
 	_, addr, _ := nodetest.Start(t, node.Options{MaxMemory: limit}, nil)
 	c := dialDiff(t, addr)
 	for _, flush := range []string{"FLUSHALL", "FLUSHDB"} {
@@ -130,4 +124,14 @@ func TestMaxMemoryFlush(t *testing.T) {
 			t.Fatalf("SET right after %s: %v %v, want OK", flush, v, err)
 		}
 	}
+}
+
+// heapPlus is the process's live heap, just collected, plus n bytes: a
+// maxmemory that the test's values, not what the process already holds,
+// take the node over.
+func heapPlus(n int64) int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc) + n
 }

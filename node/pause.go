@@ -48,18 +48,6 @@ func (c *client) waitPause(cmd *slots.Command) bool {
 	}
 	c.mark = 0 // the replies before this command are written
 	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
-	gone := make(chan struct{})
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-c.killedCh:
-		case <-c.srv.stop:
-		case <-stop:
-			return
-		}
-		close(gone)
-	}()
 	// Held, the client counts as blocked (CLIENT LIST's b, INFO's
 	// blocked_clients), as Redis counts a postponed client.
 	c.paused.Store(true)
@@ -68,7 +56,7 @@ func (c *client) waitPause(cmd *slots.Command) bool {
 		c.srv.blk.blocked.Add(-1)
 		c.paused.Store(false)
 	}()
-	if !c.srv.pause.Wait(c.mayWrite(cmd), nowMs, gone) {
+	if !c.srv.pause.Wait(c.mayWrite(cmd), nowMs, c.killedCh, c.srv.stop) {
 		c.closing = true
 		return false
 	}

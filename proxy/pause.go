@@ -52,21 +52,9 @@ func (c *client) pauseHold(cmd *slots.Command) bool {
 		return false
 	}
 	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
-	gone := make(chan struct{})
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-c.killedCh:
-		case <-c.srv.stop:
-		case <-stop:
-			return
-		}
-		close(gone)
-	}()
 	c.paused.Store(true)
 	defer c.paused.Store(false)
-	if !c.srv.pause.Wait(mayWrite, nowMs, gone) {
+	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.stop) {
 		c.closing = true
 		// Every command adds one op (handle relies on it): this one, not
 		// run, adds an empty one that counts nowhere.

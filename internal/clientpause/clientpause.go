@@ -88,8 +88,8 @@ func (p *Pause) MayHold(mayWrite bool) bool {
 
 // Wait waits while the pause holds a command that may write (mayWrite) or
 // not; nowMs reads the clock in unix milliseconds. It returns false if
-// gone closes first (the client left or is being closed).
-func (p *Pause) Wait(mayWrite bool, nowMs func() int64, gone <-chan struct{}) bool {
+// killed (the client's) or closing (the server's) closes first.
+func (p *Pause) Wait(mayWrite bool, nowMs func() int64, killed, closing <-chan struct{}) bool {
 	for p.MayHold(mayWrite) {
 		p.mu.Lock()
 		if !p.MayHold(mayWrite) {
@@ -109,7 +109,10 @@ func (p *Pause) Wait(mayWrite bool, nowMs func() int64, gone <-chan struct{}) bo
 		select {
 		case <-ended:
 		case <-t.C:
-		case <-gone:
+		case <-killed:
+			t.Stop()
+			return false
+		case <-closing:
 			t.Stop()
 			return false
 		}
