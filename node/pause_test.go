@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,61 @@ func TestPausedClientKilledOrClosed(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return within 10 s with a client held by a 60 s pause")
+	}
+}
+
+// TestPauseManyHeld: many clients held by one pause are all counted
+// blocked, all go on at CLIENT UNPAUSE, and the count returns to 0.
+func TestPauseManyHeld(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	a := dialDiff(t, addr)
+	if v, _ := a.DoStrings("CLIENT", "PAUSE", "60000", "WRITE"); v.Text() != "OK" {
+		t.Fatalf("CLIENT PAUSE: %v", v)
+	}
+	const n = 20
+	replies := make(chan string, n)
+	for range n {
+		c := dialDiff(t, addr)
+		go func() {
+			v, err := c.DoStrings("INCR", "counter")
+			if err != nil {
+				replies <- err.Error()
+				return
+			}
+			replies <- v.String()
+		}()
+	}
+	blocked := func() string {
+		info, _ := a.DoStrings("INFO", "clients")
+		for _, line := range strings.Split(info.Text(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for blocked() != strconv.Itoa(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked_clients %s with %d clients held, want %d", blocked(), n, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.DoStrings("CLIENT", "UNPAUSE")
+	for range n {
+		select {
+		case r := <-replies:
+			if !strings.HasPrefix(r, "int:") {
+				t.Fatalf("held INCR replied %s", r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a held INCR had no reply 5 s after CLIENT UNPAUSE")
+		}
+	}
+	if v, _ := a.DoStrings("GET", "counter"); v.Text() != strconv.Itoa(n) {
+		t.Fatalf("counter %v after %d held INCRs", v, n)
+	}
+	if b := blocked(); b != "0" {
+		t.Fatalf("blocked_clients %s after the pause, want 0", b)
 	}
 }
