@@ -33,10 +33,7 @@ func cmdClientUnpause(c *client, _ [][]byte) {
 // mayWrite reports whether cmd is held by a WRITE pause: a command that
 // may write, or an EXEC whose transaction holds one.
 func (c *client) mayWrite(cmd *slots.Command) bool {
-	if clientpause.MayWrite(cmd) {
-		return true
-	}
-	return c.multi != nil && c.multi.mayWrite && cmd.FullName == "exec"
+	return clientpause.HeldByWrite(cmd, c.multi != nil && c.multi.mayWrite)
 }
 
 // pauseHold waits while the pause holds cmd; false if the client is to

@@ -127,6 +127,13 @@ func MayWrite(cmd *slots.Command) bool {
 	return cmd.Has(slots.FlagWrite) || cmd.Has(slots.FlagMayReplicate)
 }
 
+// HeldByWrite reports whether a WRITE pause holds cmd sent by a client
+// whose open transaction, if any, queued a command that may write
+// (txMayWrite): cmd may write itself, or it is that transaction's EXEC.
+func HeldByWrite(cmd *slots.Command, txMayWrite bool) bool {
+	return MayWrite(cmd) || txMayWrite && cmd.FullName == "exec"
+}
+
 // ParsePause reads CLIENT PAUSE timeout [WRITE|ALL] (args from CLIENT) as
 // Redis 7.0's clientCommand does: the argument count, then the mode, then
 // the timeout in milliseconds (an integer, not negative), added to nowMs
