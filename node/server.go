@@ -21,7 +21,6 @@ import (
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
-	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
@@ -272,27 +271,12 @@ func (s *Server) accept(nc net.Conn) {
 	c := newClient(s, rawio.Wrap(nc))
 	admitted := func(id int64) {
 		c.id = id
-		s.wg.Add(1)
+		// As Redis, total_connections_received counts the admitted
+		// only (a refusal counts in rejected_connections).
+		s.stats.connections.Add(1)
 	}
-	switch s.clients.Admit(c, s.cfg.MaxClients(), admitted) {
-	case netserve.RefusedClosed:
-		// Accepted just before Close shut the listener: Close has
-		// already disconnected the clients it knew.
-		nc.Close()
-		return
-	case netserve.RefusedFull:
-		s.stats.rejected.Add(1)
-		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
-		nc.Close()
-		return
-	}
-	// As Redis, total_connections_received counts the admitted only
-	// (a refusal counts in rejected_connections).
-	s.stats.connections.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.serveClient(c)
-	}()
+	refused := func() { s.stats.rejected.Add(1) }
+	s.clients.Serve(nc, c, s.cfg.MaxClients(), &s.wg, admitted, refused, func() { s.serveClient(c) })
 }
 
 func (s *Server) removeClient(c *client) {

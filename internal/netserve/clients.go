@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // Clients is the connection side of a server that node and proxy share:
@@ -207,6 +208,32 @@ func (r *Clients[C]) Admit(c C, max int, admitted func(id int64)) Admission {
 	r.m[r.lastID] = c
 	admitted(r.lastID)
 	return Admitted
+}
+
+// Serve admits c, the client of the new connection nc, and runs serve on
+// a goroutine that wg counts. admitted runs as Admit's callback does
+// (under the lock, with the client's id) before wg is added to. A
+// connection refused at max runs full, then gets Redis's maxclients
+// error and is closed; one accepted just as the server closed is closed
+// at once (Shut has disconnected the clients it knew).
+func (r *Clients[C]) Serve(nc net.Conn, c C, max int, wg *sync.WaitGroup, admitted func(id int64), full, serve func()) {
+	counted := func(id int64) {
+		admitted(id)
+		wg.Add(1)
+	}
+	switch r.Admit(c, max, counted) {
+	case RefusedClosed:
+		nc.Close()
+	case RefusedFull:
+		full()
+		nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
+		nc.Close()
+	default:
+		go func() {
+			defer wg.Done()
+			serve()
+		}()
+	}
 }
 
 // firstClientID is the id of a server's first client. Redis 7.0 creates

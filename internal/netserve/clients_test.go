@@ -1,7 +1,10 @@
 package netserve
 
 import (
+	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,4 +73,77 @@ func TestSettleAdmitsCompletedConnections(t *testing.T) {
 		c.Close()
 		t.Fatal("still listening after Shut")
 	}
+}
+
+// TestServe: an admitted client gets an id and runs on a goroutine the
+// WaitGroup counts; a client past max is told Redis's maxclients error
+// and closed; one that comes after Shut is closed without a word.
+func TestServe(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max       int
+		shut      bool
+		wantReply string
+		wantServe bool
+		wantFull  bool
+	}{
+		{name: "admitted", max: 1, wantServe: true},
+		{name: "full", max: 0, wantReply: "-ERR max number of clients + cluster connections reached\r\n", wantFull: true},
+		{name: "closed", max: 1, shut: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r Clients[net.Conn]
+			if tc.shut {
+				r.Shut(nil, func(net.Conn) {})
+			}
+			server, client := net.Pipe()
+			defer client.Close()
+			var (
+				wg              sync.WaitGroup
+				id              int64
+				served, wasFull atomic.Bool
+			)
+			release := make(chan struct{})
+			read := make(chan string, 1)
+			go func() {
+				b, _ := io.ReadAll(client)
+				read <- string(b)
+			}()
+			r.Serve(server, server, tc.max, &wg, func(got int64) { id = got }, func() { wasFull.Store(true) }, func() {
+				served.Store(true)
+				<-release
+				server.Close()
+			})
+			if tc.wantServe {
+				if id != firstClientID {
+					t.Errorf("id %d, want %d", id, firstClientID)
+				}
+				waited := make(chan struct{})
+				go func() { wg.Wait(); close(waited) }()
+				select {
+				case <-waited:
+					t.Fatal("the WaitGroup does not count the client's goroutine")
+				case <-time.After(20 * time.Millisecond):
+				}
+				close(release)
+				<-waited
+			}
+			if got := <-read; got != tc.wantReply {
+				t.Errorf("the client read %q, want %q", got, tc.wantReply)
+			}
+			if served.Load() != tc.wantServe || wasFull.Load() != tc.wantFull {
+				t.Errorf("served %v, full %v; want %v, %v", served.Load(), wasFull.Load(), tc.wantServe, tc.wantFull)
+			}
+			if n := r.Len(); n != btoi(tc.wantServe) {
+				t.Errorf("%d clients registered", n)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
