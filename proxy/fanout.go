@@ -87,19 +87,27 @@ func (f fanout) err(c *client) []byte {
 	return nil
 }
 
+// mergeAll forwards args to every node (toAll); once all have answered,
+// the client gets the first error among the replies (err) or what merge
+// writes from the replies, one per node.
+func (c *client) mergeAll(args [][]byte, merge func(c *client, reqs []*request)) {
+	f := c.toAll(args)
+	c.addMerge(func(c *client) {
+		if e := f.err(c); e != nil {
+			c.w.Raw(e)
+			return
+		}
+		merge(c, f.reqs)
+	})
+}
+
 // nodeDownMsg is the error of a command that needs every node while the
 // node at addr cannot be reached.
 func nodeDownMsg(addr string) string { return fmt.Sprintf(resp.ErrClusterDownNode, addr) }
 
 // cmdSumInts: DBSIZE is the sum of the nodes' counts.
 func cmdSumInts(c *client, args [][]byte) {
-	f := c.toAll(args)
-	reqs := f.reqs
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		var sum int64
 		for _, r := range reqs {
 			v := decodeReply(r.reply)
@@ -112,13 +120,7 @@ func cmdSumInts(c *client, args [][]byte) {
 // cmdMinInt: LASTSAVE through the proxy is the oldest of the nodes' last
 // saves, so that "saved since T" holds for the whole keyspace.
 func cmdMinInt(c *client, args [][]byte) {
-	f := c.toAll(args)
-	reqs := f.reqs
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		least := decodeReply(reqs[0].reply).Int
 		for _, r := range reqs[1:] {
 			least = min(least, decodeReply(r.reply).Int)
@@ -130,13 +132,7 @@ func cmdMinInt(c *client, args [][]byte) {
 // cmdAllOK: FLUSHALL, FLUSHDB, CONFIG RESETSTAT, BGREWRITEAOF, BGSAVE and SAVE
 // apply to every node; the reply is the first node's unless one failed.
 func cmdAllOK(c *client, args [][]byte) {
-	f := c.toAll(args)
-	reqs := f.reqs
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		c.w.Raw(reqs[0].reply)
 	})
 }
@@ -206,13 +202,7 @@ func cmdResetStat(c *client, args [][]byte) {
 
 // cmdKeys concatenates the nodes' KEYS replies.
 func cmdKeys(c *client, args [][]byte) {
-	f := c.toAll(args)
-	reqs := f.reqs
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		var all []resp.Value
 		for _, r := range reqs {
 			all = append(all, decodeReply(r.reply).Elems...)
@@ -238,13 +228,7 @@ func cmdBySlotArg(c *client, args [][]byte) {
 // cmdRandomKey asks every node and picks one of the keys they name, so an
 // empty node never hides the others' keys.
 func cmdRandomKey(c *client, args [][]byte) {
-	f := c.toAll(args)
-	reqs := f.reqs
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		var keys []*request
 		for _, r := range reqs {
 			if v := decodeReply(r.reply); !v.Null {

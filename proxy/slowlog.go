@@ -35,14 +35,9 @@ func cmdSlowlogGet(c *client, args [][]byte) {
 		}
 		count = n
 	}
-	f := c.toAll(args)
-	c.addMerge(func(c *client) {
-		if e := f.err(c); e != nil {
-			c.w.Raw(e)
-			return
-		}
+	c.mergeAll(args, func(c *client, reqs []*request) {
 		var entries []resp.Value
-		for _, r := range f.reqs {
+		for _, r := range reqs {
 			entries = append(entries, decodeReply(r.reply).Elems...)
 		}
 		sort.SliceStable(entries, func(i, j int) bool { return entryTime(entries[i]) > entryTime(entries[j]) })
