@@ -310,27 +310,15 @@ func xrangeGeneric(c *Ctx, rev bool) {
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, ex, ok := parseIntervalID(startArg, 0)
-	if !ok {
-		c.W.Error(resp.ErrStreamInvalidID)
+	start, msg := rangeStart(startArg)
+	if msg != "" {
+		c.W.Error(msg)
 		return
 	}
-	if ex {
-		if start, ok = start.Incr(); !ok {
-			c.W.Error(resp.ErrStreamIntervalStart)
-			return
-		}
-	}
-	end, ex, ok := parseIntervalID(endArg, math.MaxUint64)
-	if !ok {
-		c.W.Error(resp.ErrStreamInvalidID)
+	end, msg := rangeEnd(endArg)
+	if msg != "" {
+		c.W.Error(msg)
 		return
-	}
-	if ex {
-		if end, ok = end.Decr(); !ok {
-			c.W.Error(resp.ErrStreamIntervalEnd)
-			return
-		}
 	}
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {

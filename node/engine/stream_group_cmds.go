@@ -287,26 +287,14 @@ func cmdXpending(c *Ctx) {
 			return
 		}
 		count = max(v, 0)
-		var ex bool
-		if start, ex, ok = parseIntervalID(args[at], 0); !ok {
-			c.W.Error(resp.ErrStreamInvalidID)
+		var msg string
+		if start, msg = rangeStart(args[at]); msg != "" {
+			c.W.Error(msg)
 			return
 		}
-		if ex {
-			if start, ok = start.Incr(); !ok {
-				c.W.Error(resp.ErrStreamIntervalStart)
-				return
-			}
-		}
-		if end, ex, ok = parseIntervalID(args[at+1], math.MaxUint64); !ok {
-			c.W.Error(resp.ErrStreamInvalidID)
+		if end, msg = rangeEnd(args[at+1]); msg != "" {
+			c.W.Error(msg)
 			return
-		}
-		if ex {
-			if end, ok = end.Decr(); !ok {
-				c.W.Error(resp.ErrStreamIntervalEnd)
-				return
-			}
 		}
 		if at+3 < len(args) {
 			consumer = args[at+3]
@@ -600,16 +588,10 @@ func cmdXautoclaim(c *Ctx) {
 		return
 	}
 	minIdle = max(minIdle, 0)
-	start, ex, ok := parseIntervalID(args[5], 0)
-	if !ok {
-		c.W.Error(resp.ErrStreamInvalidID)
+	start, msg := rangeStart(args[5])
+	if msg != "" {
+		c.W.Error(msg)
 		return
-	}
-	if ex {
-		if start, ok = start.Incr(); !ok {
-			c.W.Error(resp.ErrStreamIntervalStart)
-			return
-		}
 	}
 	count := int64(100)
 	justID := false

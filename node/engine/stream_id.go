@@ -179,6 +179,37 @@ func parseIntervalID(b []byte, missingSeq uint64) (id StreamID, exclusive, ok bo
 	return id, false, ok
 }
 
+// rangeStart reads the start of an id range (XRANGE, XPENDING,
+// XAUTOCLAIM): an exclusive "(id" starts at the id after it. errMsg is
+// Redis's reply to a bad one.
+func rangeStart(b []byte) (id StreamID, errMsg string) {
+	id, ex, ok := parseIntervalID(b, 0)
+	if !ok {
+		return id, resp.ErrStreamInvalidID
+	}
+	if ex {
+		if id, ok = id.Incr(); !ok {
+			return id, resp.ErrStreamIntervalStart
+		}
+	}
+	return id, ""
+}
+
+// rangeEnd reads the end of an id range: an exclusive "(id" ends at the
+// id before it.
+func rangeEnd(b []byte) (id StreamID, errMsg string) {
+	id, ex, ok := parseIntervalID(b, math.MaxUint64)
+	if !ok {
+		return id, resp.ErrStreamInvalidID
+	}
+	if ex {
+		if id, ok = id.Decr(); !ok {
+			return id, resp.ErrStreamIntervalEnd
+		}
+	}
+	return id, ""
+}
+
 // string2ull is Redis's string2ull: a strict signed decimal first (a
 // negative value fails), else C's strtoull over the whole string, which
 // takes leading white space, a sign (a '-' negates modulo 2^64) and
