@@ -258,6 +258,7 @@ func (s *Server) wait(c *client, w *waiter) {
 			before := c.rd.Buffered()
 			err := c.rd.Fill()
 			s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+			s.stats.reads.Add(1)
 			if err != nil {
 				readErr <- err
 				return

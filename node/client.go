@@ -289,6 +289,7 @@ func (s *Server) serveClient(c *client) {
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+		s.stats.reads.Add(1)
 		c.tick()
 		c.prefetch()
 	}
@@ -300,6 +301,7 @@ func (s *Server) serveClient(c *client) {
 func (c *client) onRead(n int) bool {
 	c.rd.Advance(n, nil)
 	c.srv.stats.netInput.Add(int64(n))
+	c.srv.stats.reads.Add(1)
 	c.tick()
 	c.prefetch()
 	return c.serveBatch() && c.held == nil && !c.srv.draining.Load()
@@ -517,6 +519,7 @@ func (c *client) flush() bool {
 	}
 	n, err := c.nc.Write(c.w.B)
 	c.srv.stats.netOutput.Add(int64(n))
+	c.srv.stats.writes.Add(1)
 	c.w.Reset()
 	return err == nil
 }

@@ -167,7 +167,7 @@ func (s *Server) resetStats() {
 	st := &s.stats
 	for _, n := range []interface{ Store(int64) }{
 		&st.connections, &st.commands, &st.rejected, &st.netInput, &st.netOutput,
-		&st.unexpectedErrors,
+		&st.reads, &st.writes, &st.expireCycle, &st.unexpectedErrors,
 		&s.ks.Stats.ExpiredKeys, &s.ks.Stats.KeyspaceHits, &s.ks.Stats.KeyspaceMiss,
 	} {
 		n.Store(0)

@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -23,14 +22,20 @@ import (
 // replicas: connected_slaves:0; one thread: io_threads_active:0).
 // Approximations, marked "approx" next to the field below:
 //   - memory: used_memory is the Go heap in use, used_memory_rss the memory
-//     the runtime holds from the OS, the peak is sampled every 100 ms;
+//     the runtime holds from the OS, the allocator_* fields the Go heap's
+//     spans, used_memory_startup the heap before any data (the overhead;
+//     the rest is the dataset), the peak is sampled every 100 ms
+//     (redisinfo.MemorySection);
 //   - avg_ttl samples a few expiring keys per slot, like Redis's estimate;
+//   - expired_stale_perc is 0.00 and client buffers are not counted
+//     (mem_clients_normal, as CLIENT LIST's buffer fields);
 //   - os, gcc_version, mem_allocator describe the Go build, not a C one.
 //
 // commandstats and latencystats come from internal/cmdstats, whose
-// latency histograms have Redis's layout. Not produced: Redis's fields
-// about fork, COW, defrag, tracking, the replication backlog contents and
-// I/O threads beyond the ones listed.
+// latency histograms have Redis's layout. The memory and stats sections
+// have every field of Redis 7.0's; the others, Redis's fields about fork,
+// COW, defrag, tracking, the replication backlog contents and I/O threads
+// beyond the ones listed are not produced.
 
 // infoSection is one section: its lower-case name, whether plain INFO
 // includes it, and its writer.
@@ -104,10 +109,6 @@ func (b *infoBuf) str(k, v string) {
 
 func (b *infoBuf) int(k string, v int64) { b.str(k, strconv.FormatInt(v, 10)) }
 
-func (b *infoBuf) float(k string, v float64, prec int) {
-	b.str(k, strconv.FormatFloat(v, 'f', prec, 64))
-}
-
 func (s *Server) infoServer(c *client, b *infoBuf) {
 	_, port := s.listenHostPort()
 	redisinfo.ServerFields(redisinfo.Server{
@@ -128,12 +129,11 @@ func (s *Server) infoClients(c *client, b *infoBuf) {
 }
 
 func (s *Server) infoMemory(c *client, b *infoBuf) {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	used := int64(m.HeapAlloc)           // approx: Go heap objects
-	rss := int64(m.Sys - m.HeapReleased) // approx: memory held from the OS
-	peak := max(s.rates.notePeak(used), used)
-	redisinfo.MemorySection(used, rss, peak, s.maxMemory.Load(), b.str)
+	m := redisinfo.ReadMemory() // approx: the Go heap stands in for the allocator
+	m.Peak = max(s.rates.notePeak(m.Used), m.Used)
+	m.Startup = s.startupMemory
+	m.MaxMemory = s.maxMemory.Load()
+	redisinfo.MemorySection(m, b.str)
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {
@@ -211,29 +211,24 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 func (s *Server) infoStats(c *client, b *infoBuf) {
 	st := &s.stats
 	ops, in, out := s.rates.Current()
-	b.int("total_connections_received", st.connections.Load())
-	b.int("total_commands_processed", st.commands.Load())
-	b.int("instantaneous_ops_per_sec", int64(ops))
-	b.int("total_net_input_bytes", st.netInput.Load())
-	b.int("total_net_output_bytes", st.netOutput.Load())
-	b.float("instantaneous_input_kbps", in/1024, 2)
-	b.float("instantaneous_output_kbps", out/1024, 2)
-	b.int("rejected_connections", st.rejected.Load())
-	b.int("sync_full", 0)
-	b.int("sync_partial_ok", 0)
-	b.int("sync_partial_err", 0)
-	b.int("expired_keys", s.ks.Stats.ExpiredKeys.Load())
-	b.int("evicted_keys", 0)
-	b.int("evicted_clients", 0)
-	b.int("keyspace_hits", s.ks.Stats.KeyspaceHits.Load())
-	b.int("keyspace_misses", s.ks.Stats.KeyspaceMiss.Load())
-	b.int("pubsub_channels", 0)
-	b.int("pubsub_patterns", 0)
-	b.int("pubsubshard_channels", 0)
-	b.int("latest_fork_usec", 0)
-	b.int("total_forks", 0)
-	b.int("unexpected_error_replies", st.unexpectedErrors.Load())
-	b.int("total_error_replies", s.errs.Total())
+	redisinfo.StatsSection(redisinfo.Stats{
+		Connections:      st.connections.Load(),
+		Commands:         st.commands.Load(),
+		Ops:              ops,
+		NetInput:         st.netInput.Load(),
+		NetOutput:        st.netOutput.Load(),
+		InputRate:        in,
+		OutputRate:       out,
+		Rejected:         st.rejected.Load(),
+		ExpiredKeys:      s.ks.Stats.ExpiredKeys.Load(),
+		ExpireCycleMs:    st.expireCycle.Load() / int64(time.Millisecond),
+		KeyspaceHits:     s.ks.Stats.KeyspaceHits.Load(),
+		KeyspaceMisses:   s.ks.Stats.KeyspaceMiss.Load(),
+		UnexpectedErrors: st.unexpectedErrors.Load(),
+		ErrorReplies:     s.errs.Total(),
+		Reads:            st.reads.Load(),
+		Writes:           st.writes.Load(),
+	}, b.str)
 }
 
 func (s *Server) infoReplication(c *client, b *infoBuf) {

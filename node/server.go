@@ -69,6 +69,7 @@ type Server struct {
 	stop           chan struct{}
 	draining       atomic.Bool     // set by Close: clients read no more commands
 	maxMemory      atomic.Uint64   // maxmemory as configured (CONFIG GET, INFO)
+	startupMemory  int64           // INFO used_memory_startup: the heap before any data
 	slowlog        *slowlog.Log    // SLOWLOG (slowlog.go)
 	cmdStats       *cmdstats.Table // INFO commandstats and latencystats (cmdstats.go)
 	monitors       monitor.Hub     // MONITOR (monitor.go)
@@ -81,6 +82,9 @@ type serverStats struct {
 	rejected         atomic.Int64 // rejected_connections
 	netInput         atomic.Int64
 	netOutput        atomic.Int64
+	reads            atomic.Int64 // total_reads_processed: reads of client sockets
+	writes           atomic.Int64 // total_writes_processed
+	expireCycle      atomic.Int64 // expire_cycle_cpu_milliseconds, in nanoseconds
 	unexpectedErrors atomic.Int64
 }
 
@@ -121,6 +125,7 @@ func New(opts Options) (*Server, error) {
 	s.own = o.Ownership
 	s.gate.wait = time.Second
 	s.saves.init(s.start)
+	s.startupMemory = redisinfo.ReadMemory().Used
 	if o.AOF != nil {
 		if o.Dir == "" {
 			s.opts.Dir = o.AOF.Dir
@@ -298,7 +303,9 @@ func (s *Server) activeExpiry() {
 			return
 		case <-t.C:
 			if s.ks.Expiring() {
+				start := time.Now()
 				s.ks.ExpireCycle(s.opts.Now().UnixMilli(), 20)
+				s.stats.expireCycle.Add(int64(time.Since(start)))
 			}
 		}
 	}

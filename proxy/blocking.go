@@ -597,6 +597,7 @@ func (c *client) watchClient() (events <-chan clientEvent, stop func()) {
 				return
 			}
 			c.srv.stats.netInput.Add(int64(c.rd.Buffered() - before))
+			c.srv.stats.reads.Add(1)
 			for parse {
 				args, ok, err := c.rd.Next()
 				if err != nil {

@@ -311,6 +311,7 @@ func (s *Server) serveClient(c *client) {
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+		s.stats.reads.Add(1)
 	}
 }
 
@@ -329,6 +330,7 @@ func (c *client) flush() bool {
 	}
 	n, err := c.nc.Write(c.w.B)
 	c.srv.stats.netOutput.Add(int64(n))
+	c.srv.stats.writes.Add(1)
 	if cap(c.w.B) > 1<<20 {
 		c.w.B = nil
 	} else {

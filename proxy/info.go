@@ -210,27 +210,35 @@ func nodeInfoLines(reqs []*request, f func(node int, section, field, value strin
 	}
 }
 
-// infoMemory sums the nodes' memory, each node process once.
+// infoMemory sums the nodes' memory, each node process once; the
+// machine's memory is the proxy's.
 func infoMemory(_ *client, b *infoBuf, reqs []*request) {
 	type mem struct {
-		pid             string
-		used, rss, peak int64
+		pid string
+		m   redisinfo.Memory
 	}
 	nodes := make([]mem, len(reqs))
 	nodeInfoLines(reqs, func(i int, _, k, v string) {
 		n, _ := strconv.ParseInt(v, 10, 64)
+		m := &nodes[i].m
 		switch k {
 		case "process_id":
 			nodes[i].pid = v
 		case "used_memory":
-			nodes[i].used = n
+			m.Used = n
 		case "used_memory_rss":
-			nodes[i].rss = n
+			m.RSS = n
 		case "used_memory_peak":
-			nodes[i].peak = n
+			m.Peak = n
+		case "used_memory_startup":
+			m.Startup = n
+		case "allocator_active":
+			m.Active = n
+		case "allocator_resident":
+			m.Resident = n
 		}
 	})
-	var used, rss, peak int64
+	var sum redisinfo.Memory
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		if n.pid != "" {
@@ -239,10 +247,16 @@ func infoMemory(_ *client, b *infoBuf, reqs []*request) {
 			}
 			seen[n.pid] = true
 		}
-		used, rss, peak = used+n.used, rss+n.rss, peak+n.peak
+		sum.Used += n.m.Used
+		sum.RSS += n.m.RSS
+		sum.Peak += n.m.Peak
+		sum.Startup += n.m.Startup
+		sum.Active += n.m.Active
+		sum.Resident += n.m.Resident
 	}
-	peak = max(peak, used)
-	redisinfo.MemorySection(used, rss, peak, 0, b.str) // the proxy holds no data: no maxmemory
+	sum.Peak = max(sum.Peak, sum.Used)
+	sum.System = redisinfo.SystemMemory()
+	redisinfo.MemorySection(sum, b.str) // the proxy holds no data: no maxmemory
 }
 
 func sectionHeader(b *infoBuf, title string) {
@@ -320,44 +334,38 @@ func infoClients(c *client, b *infoBuf) {
 	b.int("clients_in_timeout_table", int64(timed))
 }
 
-// infoStats is the proxy's own counters, with the data's (expired and
-// evicted keys, keyspace hits and misses) summed over the nodes that
-// answer; the fields of what the proxy does not do (replication, forks,
-// Pub/Sub) are 0.
+// infoStats is the proxy's own counters, with the data's (expired keys,
+// the expire cycle's time, keyspace hits and misses) summed over the
+// nodes that answer; the fields of what the proxy does not do
+// (replication, forks, Pub/Sub) are 0.
 func infoStats(c *client, b *infoBuf, reqs []*request) {
 	sums := map[string]int64{}
 	nodeInfoLines(reqs, func(_ int, _, k, v string) {
 		switch k {
-		case "expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses":
+		case "expired_keys", "expire_cycle_cpu_milliseconds", "keyspace_hits", "keyspace_misses":
 			n, _ := strconv.ParseInt(v, 10, 64)
 			sums[k] += n
 		}
 	})
 	st := &c.srv.stats
 	ops, in, out := c.srv.rates.Current()
-	b.int("total_connections_received", sinceReset(&st.connections, &st.atReset.connections))
-	b.int("total_commands_processed", sinceReset(&st.commands, &st.atReset.commands))
-	b.int("instantaneous_ops_per_sec", int64(ops))
-	b.int("total_net_input_bytes", sinceReset(&st.netInput, &st.atReset.netInput))
-	b.int("total_net_output_bytes", sinceReset(&st.netOutput, &st.atReset.netOutput))
-	b.str("instantaneous_input_kbps", strconv.FormatFloat(in/1024, 'f', 2, 64))
-	b.str("instantaneous_output_kbps", strconv.FormatFloat(out/1024, 'f', 2, 64))
-	b.int("rejected_connections", sinceReset(&st.rejected, &st.atReset.rejected))
-	b.int("sync_full", 0)
-	b.int("sync_partial_ok", 0)
-	b.int("sync_partial_err", 0)
-	b.int("expired_keys", sums["expired_keys"])
-	b.int("evicted_keys", sums["evicted_keys"])
-	b.int("evicted_clients", 0)
-	b.int("keyspace_hits", sums["keyspace_hits"])
-	b.int("keyspace_misses", sums["keyspace_misses"])
-	b.int("pubsub_channels", 0)
-	b.int("pubsub_patterns", 0)
-	b.int("pubsubshard_channels", 0)
-	b.int("latest_fork_usec", 0)
-	b.int("total_forks", 0)
-	b.int("unexpected_error_replies", 0)
-	b.int("total_error_replies", c.srv.errs.Total())
+	redisinfo.StatsSection(redisinfo.Stats{
+		Connections:    sinceReset(&st.connections, &st.atReset.connections),
+		Commands:       sinceReset(&st.commands, &st.atReset.commands),
+		Ops:            ops,
+		NetInput:       sinceReset(&st.netInput, &st.atReset.netInput),
+		NetOutput:      sinceReset(&st.netOutput, &st.atReset.netOutput),
+		InputRate:      in,
+		OutputRate:     out,
+		Rejected:       sinceReset(&st.rejected, &st.atReset.rejected),
+		ExpiredKeys:    sums["expired_keys"],
+		ExpireCycleMs:  sums["expire_cycle_cpu_milliseconds"],
+		KeyspaceHits:   sums["keyspace_hits"],
+		KeyspaceMisses: sums["keyspace_misses"],
+		ErrorReplies:   c.srv.errs.Total(),
+		Reads:          sinceReset(&st.reads, &st.atReset.reads),
+		Writes:         sinceReset(&st.writes, &st.atReset.writes),
+	}, b.str)
 	b.int("crossslot_rejections", sinceReset(&st.crossSlot, &st.atReset.crossSlot))
 }
 

@@ -78,12 +78,14 @@ type serverStats struct {
 	crossSlot   atomic.Int64 // commands refused with CROSSSLOT
 	netInput    atomic.Int64
 	netOutput   atomic.Int64
+	reads       atomic.Int64 // total_reads_processed: reads of client sockets
+	writes      atomic.Int64 // total_writes_processed
 
 	// atReset are the counters' values at the last CONFIG RESETSTAT: INFO
 	// shows what came since, as Redis's reset counters do, while the
 	// metrics keep counting up (a Prometheus counter never goes down).
 	atReset struct {
-		connections, commands, rejected, crossSlot, netInput, netOutput atomic.Int64
+		connections, commands, rejected, crossSlot, netInput, netOutput, reads, writes atomic.Int64
 	}
 }
 
@@ -96,6 +98,8 @@ func (st *serverStats) reset() {
 	r.crossSlot.Store(st.crossSlot.Load())
 	r.netInput.Store(st.netInput.Load())
 	r.netOutput.Store(st.netOutput.Load())
+	r.reads.Store(st.reads.Load())
+	r.writes.Store(st.writes.Load())
 }
 
 // sinceReset is a counter's INFO value: its count since the last reset.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 )
 
 // BytesToHuman formats a byte count as Redis's bytesToHuman does for
@@ -29,6 +30,35 @@ func BytesToHuman(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
+// Memory is what INFO memory reports. The Go runtime stands in for
+// Redis's allocator: heap objects for what is allocated, the heap's spans
+// in use for what is active, the heap held from the OS for what is
+// resident.
+type Memory struct {
+	Used      int64 // used_memory and allocator_allocated: heap objects
+	Startup   int64 // used_memory_startup: Used once the server had started
+	Active    int64 // allocator_active: heap spans in use
+	Resident  int64 // allocator_resident: heap memory held from the OS
+	RSS       int64 // used_memory_rss: all memory held from the OS
+	Peak      int64 // used_memory_peak
+	MaxMemory uint64
+	System    int64 // total_system_memory
+}
+
+// ReadMemory fills Used, Active, Resident and RSS from the Go runtime, and
+// System from the machine.
+func ReadMemory() Memory {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return Memory{
+		Used:     int64(ms.HeapAlloc),
+		Active:   int64(ms.HeapInuse),
+		Resident: int64(ms.HeapSys - ms.HeapReleased),
+		RSS:      int64(ms.Sys - ms.HeapReleased),
+		System:   SystemMemory(),
+	}
+}
+
 // MemoryFields gives INFO memory's used_memory, used_memory_rss and
 // used_memory_peak fields with their _human forms, in Redis's order.
 func MemoryFields(used, rss, peak int64, field func(k, v string)) {
@@ -41,24 +71,64 @@ func MemoryFields(used, rss, peak int64, field func(k, v string)) {
 	}
 }
 
-// MemorySection gives the INFO memory fields shardgate reports, in Redis's
-// order: MemoryFields, the peak percentage, maxmemory (0: none; the policy
-// is always noeviction),
-// the fragmentation ratio (rss over used), the allocator (Go's runtime,
-// not jemalloc) and lazy-free counts (none: frees are immediate).
-func MemorySection(used, rss, peak int64, maxmemory uint64, field func(k, v string)) {
-	MemoryFields(used, rss, peak, field)
-	field("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(used)*100/float64(max(peak, 1))))
+// MemorySection gives INFO memory with Redis 7.0's fields in its order.
+// What shardgate lacks the mechanism for reads 0: Lua and functions,
+// replication buffers, the cluster bus, lazy freeing (frees are
+// immediate), defragmentation. The policy is always noeviction. The
+// overhead is what the server held once started; the rest is the
+// dataset. Client buffers are not measured (mem_clients_normal is 0, as
+// CLIENT LIST's buffer fields), nor is the append-only log's buffer.
+func MemorySection(m Memory, field func(k, v string)) {
+	num := func(k string, n int64) { field(k, strconv.FormatInt(n, 10)) }
+	ratio := func(k string, a, b int64) { field(k, fmt.Sprintf("%.2f", float64(a)/float64(max(b, 1)))) }
+	MemoryFields(m.Used, m.RSS, m.Peak, field)
+	field("used_memory_peak_perc", fmt.Sprintf("%.2f%%", float64(m.Used)*100/float64(max(m.Peak, 1))))
+	overhead := min(m.Startup, m.Used)
+	num("used_memory_overhead", overhead)
+	num("used_memory_startup", m.Startup)
+	dataset := m.Used - overhead
+	num("used_memory_dataset", dataset)
+	// Redis divides by what the server grew since it started (1 if it
+	// did not grow).
+	field("used_memory_dataset_perc", fmt.Sprintf("%.2f%%", float64(dataset)*100/float64(max(m.Used-m.Startup, 1))))
+	num("allocator_allocated", m.Used)
+	num("allocator_active", m.Active)
+	num("allocator_resident", m.Resident)
+	num("total_system_memory", m.System)
+	field("total_system_memory_human", BytesToHuman(m.System))
+	for _, k := range [...]string{"used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human",
+		"used_memory_scripts_eval", "number_of_cached_scripts", "number_of_functions", "number_of_libraries",
+		"used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human",
+		"used_memory_functions", "used_memory_scripts", "used_memory_scripts_human"} {
+		if strings.HasSuffix(k, "_human") {
+			field(k, "0B")
+		} else {
+			field(k, "0")
+		}
+	}
 	// Redis prints maxmemory signed (%lld) and its human form unsigned.
-	field("maxmemory", strconv.FormatInt(int64(maxmemory), 10))
-	if maxmemory > math.MaxInt64 {
-		field("maxmemory_human", strconv.FormatUint(maxmemory, 10)+"B")
+	field("maxmemory", strconv.FormatInt(int64(m.MaxMemory), 10))
+	if m.MaxMemory > math.MaxInt64 {
+		field("maxmemory_human", strconv.FormatUint(m.MaxMemory, 10)+"B")
 	} else {
-		field("maxmemory_human", BytesToHuman(int64(maxmemory)))
+		field("maxmemory_human", BytesToHuman(int64(m.MaxMemory)))
 	}
 	field("maxmemory_policy", "noeviction")
-	field("mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(used, 1))))
+	ratio("allocator_frag_ratio", m.Active, m.Used)
+	num("allocator_frag_bytes", m.Active-m.Used)
+	ratio("allocator_rss_ratio", m.Resident, m.Active)
+	num("allocator_rss_bytes", m.Resident-m.Active)
+	ratio("rss_overhead_ratio", m.RSS, m.Resident)
+	num("rss_overhead_bytes", m.RSS-m.Resident)
+	ratio("mem_fragmentation_ratio", m.RSS, m.Used)
+	num("mem_fragmentation_bytes", m.RSS-m.Used)
+	for _, k := range [...]string{"mem_not_counted_for_evict", "mem_replication_backlog",
+		"mem_total_replication_buffers", "mem_clients_slaves", "mem_clients_normal",
+		"mem_cluster_links", "mem_aof_buffer"} {
+		field(k, "0")
+	}
 	field("mem_allocator", "go-"+runtime.Version())
+	field("active_defrag_running", "0")
 	field("lazyfree_pending_objects", "0")
 	field("lazyfreed_objects", "0")
 }

@@ -29,3 +29,13 @@ func utsString[T int8 | uint8](f []T) string {
 	}
 	return string(b)
 }
+
+// SystemMemory is INFO's total_system_memory: the machine's physical
+// memory, as Redis reads it from sysconf (the same as sysinfo's total).
+func SystemMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
