@@ -507,8 +507,9 @@ func finishStatus(st *clusterStatus, owners *[slots.Count]string) {
 // Member roles and states as the status prints them (the cluster
 // package's names).
 const (
-	memberRoleNode  = "node"
-	memberRoleProxy = "proxy"
+	memberRoleNode     = "node"
+	memberRoleProxy    = "proxy"
+	memberRoleObserver = "observer"
 
 	memberAlive   = "alive"
 	memberSuspect = "suspect"

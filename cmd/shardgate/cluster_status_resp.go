@@ -334,6 +334,11 @@ func viewFromInfo(fields map[string]string) (v *memberView, ok bool, err error) 
 		if err != nil {
 			return nil, true, fmt.Errorf("INFO cluster: member%d: %w", i, err)
 		}
+		if m.Role == memberRoleObserver {
+			// Another `cluster status --join` looking on: it owns and
+			// serves nothing, and its own status leaves observers out.
+			continue
+		}
 		v.Members = append(v.Members, m)
 	}
 	if len(v.Members) == 0 {
@@ -369,7 +374,7 @@ func parseMemberLine(line string) (viewMember, error) {
 		return viewMember{}, fmt.Errorf("no id in %q", line)
 	}
 	switch m.Role {
-	case memberRoleNode, memberRoleProxy:
+	case memberRoleNode, memberRoleProxy, memberRoleObserver:
 	default:
 		return viewMember{}, fmt.Errorf("member %s: unknown role %q", m.ID, m.Role)
 	}

@@ -72,7 +72,9 @@ func TestViewFromInfo(t *testing.T) {
 		"id="+idA+",role=node,addr=10.0.0.1:7000,state=alive,slots=0-5460 16383",
 		// An older proxy separated the ranges with commas.
 		"id="+idB+",role=node,addr=10.0.0.2:7000,state=dead,slots=5461-9000,9001-16382",
-		"id="+idP+",role=proxy,addr=10.0.0.9:7379,state=alive,slots=")
+		"id="+idP+",role=proxy,addr=10.0.0.9:7379,state=alive,slots=",
+		// A `cluster status --join` looking on is left out.
+		"id="+idC+",role=observer,addr=10.0.0.5:41234,state=alive,slots=")
 	v, ok, err := viewFromInfo(parseInfoFields(text))
 	if err != nil || !ok {
 		t.Fatalf("ok=%v err=%v", ok, err)
@@ -90,7 +92,7 @@ func TestViewFromInfo(t *testing.T) {
 		t.Errorf("no members: ok=%v err=%v", ok, err)
 	}
 	for name, text := range map[string]string{
-		"unknown role":  proxyInfo("c1", 1, idP, "id="+idP+",role=observer,addr=x:1,state=alive,slots="),
+		"unknown role":  proxyInfo("c1", 1, idP, "id="+idP+",role=watcher,addr=x:1,state=alive,slots="),
 		"unknown state": proxyInfo("c1", 1, idP, "id="+idP+",role=proxy,addr=x:1,state=gone,slots="),
 		"bad range":     proxyInfo("c1", 1, idP, "id="+idP+",role=proxy,addr=x:1,state=alive,slots=7-x"),
 		"no self":       proxyInfo("c1", 1, idP, "id="+idA+",role=node,addr=x:1,state=alive,slots=0-16383"),
