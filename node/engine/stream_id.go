@@ -183,28 +183,26 @@ func parseIntervalID(b []byte, missingSeq uint64) (id StreamID, exclusive, ok bo
 // XAUTOCLAIM): an exclusive "(id" starts at the id after it. errMsg is
 // Redis's reply to a bad one.
 func rangeStart(b []byte) (id StreamID, errMsg string) {
-	id, ex, ok := parseIntervalID(b, 0)
-	if !ok {
-		return id, resp.ErrStreamInvalidID
-	}
-	if ex {
-		if id, ok = id.Incr(); !ok {
-			return id, resp.ErrStreamIntervalStart
-		}
-	}
-	return id, ""
+	return rangeBound(b, 0, StreamID.Incr, resp.ErrStreamIntervalStart)
 }
 
 // rangeEnd reads the end of an id range: an exclusive "(id" ends at the
 // id before it.
 func rangeEnd(b []byte) (id StreamID, errMsg string) {
-	id, ex, ok := parseIntervalID(b, math.MaxUint64)
+	return rangeBound(b, math.MaxUint64, StreamID.Decr, resp.ErrStreamIntervalEnd)
+}
+
+// rangeBound reads a bound (missingSeq: the sequence of an id given
+// without one), stepping past an exclusive one with step, whose failure
+// (no id beyond) answers stepErr.
+func rangeBound(b []byte, missingSeq uint64, step func(StreamID) (StreamID, bool), stepErr string) (StreamID, string) {
+	id, ex, ok := parseIntervalID(b, missingSeq)
 	if !ok {
 		return id, resp.ErrStreamInvalidID
 	}
 	if ex {
-		if id, ok = id.Decr(); !ok {
-			return id, resp.ErrStreamIntervalEnd
+		if id, ok = step(id); !ok {
+			return id, stepErr
 		}
 	}
 	return id, ""
