@@ -82,6 +82,7 @@ type Gen struct {
 	// absMillis returned such a time.
 	lingering string
 	pastTime  bool
+	relSeq    int64 // relative expiry times given (relative)
 	pending   *Step
 	// follow, set by a template, is sent right after the template's
 	// command on the same connection.
@@ -316,10 +317,20 @@ func (g *Gen) value() string {
 func (g *Gen) valueNoNUL() string { return strings.ReplaceAll(g.value(), "\x00", "0") }
 
 // Expiry arguments. Relative times are long enough never to expire during
-// a run; absolute ones are at least 2000 s away from any relative one, so
-// GT/LT comparisons never depend on when a command ran.
-func (g *Gen) relSeconds() string { return g.pick("1000", "5000", "86400", "100000") }
-func (g *Gen) relMillis() string  { return g.pick("1000000", "5000000", "86400000") }
+// a run, and no two are equal: EXPIRE k 86400 and then PEXPIRE k 86400000
+// GT compare two times that differ only by how long passed between the
+// commands, which a millisecond boundary decides differently on two
+// servers. Each relative time is 2 s past the one before (wrapping after
+// 500, when the two commands are hundreds apart); the millisecond ones
+// are 1 s off the second ones. Absolute times stay at least 1000 s away
+// from any relative one, so GT/LT comparisons never depend on when a
+// command ran.
+func (g *Gen) relSeconds() string { return strconv.FormatInt(g.relative(), 10) }
+func (g *Gen) relMillis() string  { return strconv.FormatInt((g.relative()+1)*1000, 10) }
+func (g *Gen) relative() int64 {
+	g.relSeq++
+	return []int64{1000, 5000, 86400, 100000}[g.rng.IntN(4)] + 2*(g.relSeq%500)
+}
 func (g *Gen) absSeconds() string {
 	g.pastTime = g.chance(0.15)
 	if g.pastTime {
