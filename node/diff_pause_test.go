@@ -11,3 +11,10 @@ import (
 func TestDiffClientPause(t *testing.T) {
 	difftest.ClientPauseScenario(t, difftest.Start(t))
 }
+
+// TestDiffExpiryPause: keys whose time runs out during a CLIENT PAUSE read
+// as gone but stay stored until it ends, as in Redis
+// (difftest.ExpiryPauseScenario).
+func TestDiffExpiryPause(t *testing.T) {
+	difftest.ExpiryPauseScenario(t, difftest.Start(t))
+}

@@ -111,6 +111,7 @@ func New(opts Options) (*Server, error) {
 	s.ks.OnListPush = s.blk.onPush
 	s.ks.OnStreamReady = s.blk.onStreamReady
 	s.ks.OnStreamLater = s.serveLater
+	s.ks.ExpiryPaused = func() bool { return s.pause.Paused(s.opts.Now().UnixMilli()) }
 	var lowered int
 	s.cfg, lowered = redisconf.NewEndpoint(o.RequirePass, o.MaxClients, 1)
 	if lowered > 0 {

@@ -74,6 +74,18 @@ func (p *Pause) liftLocked() {
 	p.ended = nil
 }
 
+// Paused reports whether a pause (of either mode) holds at nowMs. Redis
+// neither expires nor evicts keys then, so that the dataset stays as the
+// pause found it.
+func (p *Pause) Paused(nowMs int64) bool {
+	if Mode(p.mode.Load()) == None {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Mode(p.mode.Load()) != None && p.endMs > nowMs
+}
+
 // MayHold reports, with one atomic load, whether a command that may
 // write (mayWrite) or not could be held: false means it runs at once.
 func (p *Pause) MayHold(mayWrite bool) bool {

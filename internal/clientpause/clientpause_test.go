@@ -103,3 +103,29 @@ func TestWait(t *testing.T) {
 	}
 	p.Lift()
 }
+
+// TestPaused: a pause of either mode holds until its end, not at it, and
+// not after CLIENT UNPAUSE.
+func TestPaused(t *testing.T) {
+	var p Pause
+	if p.Paused(100) {
+		t.Fatal("zero Pause reports paused")
+	}
+	p.Set(200, Write, 100)
+	for _, tc := range []struct {
+		now  int64
+		want bool
+	}{{150, true}, {199, true}, {200, false}, {250, false}} {
+		if got := p.Paused(tc.now); got != tc.want {
+			t.Errorf("WRITE pause to 200: Paused(%d) = %v, want %v", tc.now, got, tc.want)
+		}
+	}
+	p.Set(400, All, 300)
+	if !p.Paused(350) {
+		t.Error("ALL pause to 400: not paused at 350")
+	}
+	p.Lift()
+	if p.Paused(350) {
+		t.Error("paused after Lift")
+	}
+}

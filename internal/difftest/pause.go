@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -199,5 +200,85 @@ func pauseRun(t *testing.T, addr string) []string {
 	}
 	fast(b, "SET", "{p}k", "v5")
 	do(b, "GET", "{p}k")
+	return out
+}
+
+// ExpiryPauseScenario checks that a CLIENT PAUSE keeps the dataset still,
+// as Redis 7.0 keeps it: a key whose time runs out during the pause reads
+// as gone (GET, EXISTS, TTL, KEYS, SCAN, RANDOMKEY) but stays stored
+// (DBSIZE, INFO keyspace, MEMORY USAGE, expired_keys) until the pause
+// ends. Each server runs the same steps in turn; the replies must match.
+func ExpiryPauseScenario(t *testing.T, p *Pair) {
+	t.Helper()
+	var transcripts [2][]string
+	for i, side := range []struct{ name, addr string }{{"redis", p.Oracle.Addr}, {"target", p.NodeAddr}} {
+		t.Run(side.name, func(t *testing.T) {
+			transcripts[i] = expiryPauseRun(t, side.addr)
+		})
+	}
+	if a, b := strings.Join(transcripts[0], "\n"), strings.Join(transcripts[1], "\n"); a != b {
+		t.Errorf("expiry during CLIENT PAUSE differs:\nredis:\n%s\ntarget:\n%s", a, b)
+	}
+}
+
+func expiryPauseRun(t *testing.T, addr string) []string {
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.DoStrings("CLIENT", "UNPAUSE"); c.Close() })
+	var out []string
+	do := func(args ...string) Value {
+		t.Helper()
+		v, err := c.DoStrings(args...)
+		if err != nil {
+			t.Fatalf("%s: %v", FormatCommand(args), err)
+		}
+		return v
+	}
+	note := func(what string, v any) { out = append(out, fmt.Sprintf("%s -> %v", what, v)) }
+	record := func(args ...string) { note(FormatCommand(args), do(args...).String()) }
+	// infoField reads one INFO field; for db0, only keys= and expires=
+	// (avg_ttl is an estimate the active cycle keeps).
+	infoField := func(section, name string) string {
+		for _, line := range strings.Split(do("INFO", section).Text(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				if name == "db0" {
+					f := strings.Split(v, ",")
+					return strings.Join(f[:min(2, len(f))], ",")
+				}
+				return v
+			}
+		}
+		return "(none)"
+	}
+	expiredBefore, _ := strconv.Atoi(infoField("stats", "expired_keys"))
+	expired := func() int {
+		n, _ := strconv.Atoi(infoField("stats", "expired_keys"))
+		return n - expiredBefore
+	}
+
+	do("DEL", "{xp}gone", "{xp}gone2", "{xp}live")
+	do("SET", "{xp}live", "v")
+	do("SET", "{xp}gone", "v", "PX", "100")
+	do("SET", "{xp}gone2", "v", "PX", "100")
+	do("CLIENT", "PAUSE", "10000", "WRITE")
+	time.Sleep(300 * time.Millisecond) // both have expired; the pause keeps them
+	record("GET", "{xp}gone")
+	record("EXISTS", "{xp}gone")
+	record("TTL", "{xp}gone")
+	record("TYPE", "{xp}gone")
+	record("OBJECT", "ENCODING", "{xp}gone")
+	record("DBSIZE")
+	record("KEYS", "{xp}*")
+	record("SCAN", "0", "MATCH", "{xp}*", "COUNT", "1000")
+	record("RANDOMKEY")
+	note("MEMORY USAGE {xp}gone2 (kind)", do("MEMORY", "USAGE", "{xp}gone2").Kind)
+	note("INFO keyspace db0", infoField("keyspace", "db0"))
+	note("expired_keys since the start", expired())
+	do("CLIENT", "UNPAUSE")
+	record("GET", "{xp}gone") // removes it now
+	record("DBSIZE")
+	note("expired_keys since the start", expired())
 	return out
 }

@@ -64,6 +64,9 @@ func (ks *Keyspace) ExpireCycleWithin(now int64, sample int, stop func() bool) i
 	if sample < 1 {
 		sample = 1
 	}
+	if !ks.mayExpire() {
+		return 0
+	}
 	st := &ks.cycle
 	st.mu.Lock()
 	defer st.mu.Unlock()

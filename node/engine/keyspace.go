@@ -191,6 +191,16 @@ type Keyspace struct {
 	// not take them; the callee serves the slot's blocked readers later,
 	// on its own.
 	OnStreamLater func(slot uint16)
+	// ExpiryPaused, when set and true, keeps expired keys stored: reads
+	// treat them as gone, but nothing removes them, as Redis 7.0 keeps
+	// its dataset static while a CLIENT PAUSE holds (expireIfNeeded and
+	// activeExpireCycle check the pause first).
+	ExpiryPaused func() bool
+}
+
+// mayExpire reports whether expired keys may be removed now.
+func (ks *Keyspace) mayExpire() bool {
+	return ks.ExpiryPaused == nil || !ks.ExpiryPaused()
 }
 
 // streamReady reports key to OnStreamReady.
@@ -258,17 +268,25 @@ func (ks *Keyspace) Lookup(s *Shard, key []byte, now int64) *Entry {
 
 // Peek is Lookup without recording an access, for commands that Redis
 // runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL, OBJECT, ...): an expired
-// key is still removed.
+// key is still removed (unless ExpiryPaused).
 func (ks *Keyspace) Peek(s *Shard, key []byte, now int64) *Entry {
 	e := s.keys.get(ks.keySeed, key)
 	if e == nil {
 		return nil
 	}
 	if e.ExpiredAt(now) {
-		ks.expire(s, string(key), e)
+		if ks.mayExpire() {
+			ks.expire(s, string(key), e)
+		}
 		return nil
 	}
 	return e
+}
+
+// Stored returns key's entry, expired or not, without removing or
+// touching it: Redis's dbFind, which MEMORY USAGE reads.
+func (ks *Keyspace) Stored(s *Shard, key []byte) *Entry {
+	return s.keys.get(ks.keySeed, key)
 }
 
 // expire removes an expired key as Redis does on access: it counts in

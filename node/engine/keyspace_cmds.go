@@ -410,6 +410,10 @@ func cmdRandomkey(c *Ctx) {
 			c.W.Null()
 			return
 		}
+		if !c.KS.mayExpire() {
+			randomLiveKey(c, slot)
+			return
+		}
 		var found string
 		ok := false
 		c.withShard(slot, func(s *Shard) {
@@ -427,6 +431,35 @@ func cmdRandomkey(c *Ctx) {
 			return
 		}
 	}
+}
+
+// randomLiveKey is RANDOMKEY while expired keys may not be removed (a
+// CLIENT PAUSE): it skips them, walking the shards from slot on, and
+// answers null if every key has expired. Redis 7.0.15 loops forever there
+// (its retries count on removing the expired keys it meets).
+func randomLiveKey(c *Ctx, slot int) {
+	first := slot
+	for visited := 0; visited < slots.Count; visited++ { // bounded even if first empties meanwhile
+		var found string
+		ok := false
+		c.withShard(slot, func(s *Shard) {
+			for k, e := range s.keys.all() {
+				if !e.ExpiredAt(c.Now) {
+					found, ok = k, true
+					return
+				}
+			}
+		})
+		if ok {
+			c.W.BulkString(found)
+			return
+		}
+		slot = c.KS.used.nextWrap((slot + 1) % slots.Count)
+		if slot < 0 || slot == first {
+			break
+		}
+	}
+	c.W.Null()
 }
 
 // cmdDbsize counts keys, including expired keys not yet removed, exactly

@@ -477,3 +477,54 @@ func TestSharedIntegerIdleTime(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiryPaused: while ExpiryPaused holds, expired keys read as gone
+// but nothing removes them (reads, SCAN, RANDOMKEY, the active cycle);
+// RANDOMKEY over expired keys only answers null instead of looping.
+func TestExpiryPaused(t *testing.T) {
+	e := newKsEnv(t)
+	paused := true
+	e.ks.ExpiryPaused = func() bool { return paused }
+	for i := range 50 {
+		e.set("gone"+strconv.Itoa(i), "v", ksEnvNow+1) // spread over slots
+	}
+	e.now = ksEnvNow + 2
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "gone1"}, ksNull},
+		{[]string{"EXISTS", "gone1"}, ksInt(0)},
+		{[]string{"RANDOMKEY"}, ksNull},
+		{[]string{"KEYS", "*"}, "*0\r\n"},
+		{[]string{"DBSIZE"}, ksInt(50)},
+	} {
+		if got := e.do(step.args...); got != step.want {
+			t.Errorf("paused: %q = %q, want %q", step.args, got, step.want)
+		}
+	}
+	if got := e.do("MEMORY", "USAGE", "gone1"); !strings.HasPrefix(got, ":") {
+		t.Errorf("paused: MEMORY USAGE of a stored expired key = %q, want its size", got)
+	}
+	if n := e.ks.ExpireCycleWithin(e.now, 20, func() bool { return false }); n != 0 {
+		t.Errorf("paused: the active cycle removed %d keys", n)
+	}
+	e.set("live", "v", 0)
+	if got := e.do("RANDOMKEY"); got != ksBulk("live") {
+		t.Errorf("paused: RANDOMKEY with one live key = %q", got)
+	}
+	if got := e.do("DBSIZE"); got != ksInt(51) || e.ks.Stats.ExpiredKeys.Load() != 0 {
+		t.Errorf("paused: DBSIZE %q, expired_keys %d: want 51 stored, none expired", got, e.ks.Stats.ExpiredKeys.Load())
+	}
+
+	paused = false
+	if got := e.do("GET", "gone1"); got != ksNull {
+		t.Errorf("after the pause: GET = %q", got)
+	}
+	if n := e.ks.ExpireCycleWithin(e.now, 20, func() bool { return false }); n != 49 {
+		t.Errorf("after the pause: the cycle removed %d, want the other 49", n)
+	}
+	if got := e.do("DBSIZE"); got != ksInt(1) {
+		t.Errorf("after the pause: DBSIZE = %q, want 1", got)
+	}
+}

@@ -199,7 +199,9 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 			}
 		}
 		if expired {
-			ks.expire(s, k, e)
+			if ks.mayExpire() {
+				ks.expire(s, k, e)
+			}
 			continue
 		}
 		if o.typ != nil && !equalFoldASCII(o.typ, e.Kind.String()) {
