@@ -436,7 +436,8 @@ func cmdRandomkey(c *Ctx) {
 // randomLiveKey is RANDOMKEY while expired keys may not be removed (a
 // CLIENT PAUSE): it skips them, walking the shards from slot on, and
 // answers null if every key has expired. Redis 7.0.15 loops forever there
-// (its retries count on removing the expired keys it meets).
+// (its retries count on removing the expired keys it meets, and the
+// server stops answering).
 func randomLiveKey(c *Ctx, slot int) {
 	first := slot
 	for visited := 0; visited < slots.Count; visited++ { // bounded even if first empties meanwhile
