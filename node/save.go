@@ -257,7 +257,9 @@ func (s *Server) saveForeground() error {
 	sv.mu.Unlock()
 	err := s.snapshotNow(jobSave)
 	sv.mu.Lock()
+	bgSecs := sv.saveSecs
 	s.finishJob(jobSave, err)
+	sv.saveSecs = bgSecs // rdb_last_bgsave_time_sec: Redis times only BGSAVE
 	sv.idle.Broadcast()
 	sv.mu.Unlock()
 	return err
@@ -432,6 +434,12 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 // held exclusively.
 func (s *Server) loadStandalone() (bool, error) {
 	path := filepath.Join(s.opts.Dir, snapshotFileName)
+	// A SAVE or BGSAVE cut short (a crash) leaves its temporary file;
+	// the snapshot before it is whole and is what loads.
+	if err := s.fsys().Remove(path + ".tmp"); err == nil {
+		s.log.Info("removed an unfinished snapshot left by an interrupted save", "file", path+".tmp")
+	}
+	start := time.Now()
 	ld := &snapshotLoader{s: s, cur: -1}
 	_, err := aof.LoadSnapshotFile(s.fsys(), path, ld)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -441,6 +449,7 @@ func (s *Server) loadStandalone() (bool, error) {
 		return false, fmt.Errorf("node: loading %s: %w", path, err)
 	}
 	s.saves.keysLoaded = int64(ld.keys)
+	s.log.Info("snapshot loaded", "file", path, "keys", ld.keys, "took", time.Since(start).Round(time.Millisecond))
 	return true, nil
 }
 

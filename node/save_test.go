@@ -2,6 +2,8 @@ package node_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -214,7 +216,9 @@ func TestSaveCommands(t *testing.T) {
 	if v, _ := c.DoStrings("LASTSAVE"); v.Int != now.Unix() {
 		t.Fatalf("LASTSAVE after SAVE = %v, want %d", v, now.Unix())
 	}
-	for name, want := range map[string]string{"rdb_saves": "1", "rdb_changes_since_last_save": "0", "rdb_last_bgsave_status": "ok", "aof_rewrites": "0"} {
+	// SAVE is not a BGSAVE: Redis leaves rdb_last_bgsave_time_sec at -1.
+	for name, want := range map[string]string{"rdb_saves": "1", "rdb_changes_since_last_save": "0", "rdb_last_bgsave_status": "ok",
+		"rdb_last_bgsave_time_sec": "-1", "aof_rewrites": "0"} {
 		if got := persistField(t, c, name); got != want {
 			t.Errorf("after SAVE %s = %s, want %s", name, got, want)
 		}
@@ -222,6 +226,9 @@ func TestSaveCommands(t *testing.T) {
 	expect("Background saving started", "BGSAVE")
 	waitField(t, c, "rdb_bgsave_in_progress", "0")
 	waitField(t, c, "rdb_saves", "2")
+	if got := persistField(t, c, "rdb_last_bgsave_time_sec"); got != "0" {
+		t.Errorf("after BGSAVE rdb_last_bgsave_time_sec = %s, want 0 (the clock stands still)", got)
+	}
 	expect("Background append only file rewriting started", "BGREWRITEAOF")
 	waitField(t, c, "aof_rewrite_in_progress", "0")
 	waitField(t, c, "aof_rewrites", "1")
@@ -300,9 +307,17 @@ func TestStandaloneSnapshot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "dump.snap")); err != nil {
 		t.Fatal(err)
 	}
+	// What a save cut short by a crash leaves: not loaded, removed.
+	tmp := filepath.Join(dir, "dump.snap.tmp")
+	if err := os.WriteFile(tmp, []byte("half a snapshot"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, addr, stop = nodetest.Start(t, node.Options{Dir: dir}, nil)
 	compareDatasets(t, dataset(t, dial(t, addr, 2)), want)
 	stop()
+	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an interrupted save's %s is still there after a start: %v", tmp, err)
+	}
 
 	// The log turned on: the snapshot becomes its base.
 	_, addr, stop = nodetest.Start(t, node.Options{Dir: dir, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)

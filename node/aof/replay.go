@@ -321,7 +321,7 @@ func (rp *replayer) records(f File, size int64) (*badRecord, error) {
 		case l < minBody:
 			return &badRecord{off: off, reason: fmt.Sprintf("record length %d is too small", l)}, nil
 		case rem < int64(n+crcLen) || l > uint64(rem)-uint64(n+crcLen):
-			return &badRecord{off: off, reason: fmt.Sprintf("a record of %d bytes runs past the end of the file (%d bytes left)", l, rem)}, nil
+			return &badRecord{off: off, reason: fmt.Sprintf("a record of %d bytes (%d with its length and checksum) runs past the end of the file (%d bytes left)", l, uint64(n+crcLen)+l, rem)}, nil
 		}
 		frame := n + crcLen + int(l)
 		if cap(rp.buf) < frame {

@@ -437,7 +437,7 @@ func readSnapshot(r io.ReaderAt, size int64, path string, ld SnapshotLoader, wan
 		case l == 0:
 			return info, snapCorrupt(path, off, "empty item")
 		case rem < int64(n+crcLen) || l > uint64(rem)-uint64(n+crcLen):
-			return info, snapCorrupt(path, off, "an item of %d bytes runs past the end of the file (%d bytes left)", l, rem)
+			return info, snapCorrupt(path, off, "an item of %d bytes (%d with its length and checksum) runs past the end of the file (%d bytes left)", l, uint64(n+crcLen)+l, rem)
 		}
 		frame := n + crcLen + int(l)
 		if cap(buf) < frame {
