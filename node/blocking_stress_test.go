@@ -429,3 +429,13 @@ func TestQueryBufferLimitHugeArgument(t *testing.T) {
 		t.Errorf("the request over the limit ran: EXISTS over = %v", v)
 	}
 }
+
+// TestDiffQueryBufferLimit: client-query-buffer-limit closes what Redis
+// closes, however the bytes arrive (difftest.QueryBufferScenario).
+func TestDiffQueryBufferLimit(t *testing.T) {
+	p := difftest.StartTarget(t, func(t testing.TB) (string, func()) {
+		_, addr, stop := nodetest.Start(t, node.Options{QueryBufferLimit: difftest.QueryBufLimit}, nil)
+		return addr, stop
+	})
+	difftest.QueryBufferScenario(t, p)
+}

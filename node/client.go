@@ -321,6 +321,7 @@ func (c *client) serveBatch() bool {
 		if n%clockEvery == clockEvery-1 {
 			c.tick()
 		}
+		before := c.rd.Buffered()
 		args, ok, err := c.rd.Next()
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -328,6 +329,12 @@ func (c *client) serveBatch() bool {
 				c.srv.log.Debug("protocol error", "client", c.id, "addr", c.raddr, "err", pe.Msg)
 				c.w.Error("ERR " + pe.Error())
 			}
+			c.flush()
+			return false
+		}
+		if ok && int64(before-c.rd.Buffered()) > c.srv.opts.QueryBufferLimit && c.argOverQueryBufferLimit(args) {
+			// Redis closed at the read that completed the argument,
+			// before running the command; those before it ran.
 			c.flush()
 			return false
 		}
@@ -418,17 +425,37 @@ func (c *client) refuseAtFence() {
 	}
 }
 
-// overQueryBufferLimit reports, logging it, whether the client's unparsed
-// request bytes exceed QueryBufferLimit (Redis's
-// client-query-buffer-limit), for which the client is closed.
+// overQueryBufferLimit reports, logging it, whether what Redis's query
+// buffer would hold of the incomplete request (resp.Reader.Pending)
+// exceeds QueryBufferLimit (Redis's client-query-buffer-limit), for which
+// the client is closed. Whether it holds does not depend on how the bytes
+// were split into reads.
 func (c *client) overQueryBufferLimit() bool {
-	n := c.rd.Buffered()
+	n := c.rd.Pending()
 	if int64(n) <= c.srv.opts.QueryBufferLimit {
 		return false
 	}
-	c.srv.log.Warn("Closing client that reached max query buffer length",
-		"client", c.id, "addr", c.raddr, "qbuf", n, "limit", c.srv.opts.QueryBufferLimit)
+	c.logQueryBufferLimit(n)
 	return true
+}
+
+// argOverQueryBufferLimit is overQueryBufferLimit for a whole command: one
+// of its arguments alone is over the limit.
+func (c *client) argOverQueryBufferLimit(args [][]byte) bool {
+	if !resp.ArgOver(args, c.srv.opts.QueryBufferLimit) {
+		return false
+	}
+	n := 0
+	for _, a := range args {
+		n = max(n, len(a)+2)
+	}
+	c.logQueryBufferLimit(n)
+	return true
+}
+
+func (c *client) logQueryBufferLimit(qbuf int) {
+	c.srv.log.Warn("Closing client that reached max query buffer length",
+		"client", c.id, "addr", c.raddr, "qbuf", qbuf, "limit", c.srv.opts.QueryBufferLimit)
 }
 
 // run executes one command; false means the connection is to close.

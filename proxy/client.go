@@ -249,7 +249,15 @@ func (s *Server) serveClient(c *client) {
 	}()
 	for {
 		for {
+			before := c.rd.Buffered()
 			args, ok, err := c.next()
+			if ok && int64(before-c.rd.Buffered()) > s.opts.QueryBufferLimit && c.argOverQueryBufferLimit(args) {
+				// Redis closed at the read that completed the argument,
+				// before running the command; those before it ran.
+				c.finishBatch()
+				c.flush()
+				return
+			}
 			if err != nil {
 				var pe *resp.ProtocolError
 				if errors.As(err, &pe) {
@@ -262,6 +270,11 @@ func (s *Server) serveClient(c *client) {
 				return
 			}
 			if !ok {
+				if c.queryBufferExceeded() {
+					c.finishBatch()
+					c.flush()
+					return
+				}
 				break
 			}
 			if c.killed.Load() {
@@ -307,7 +320,7 @@ func (s *Server) serveClient(c *client) {
 			return // Close: every command read has had its reply
 		}
 		before := c.rd.Buffered()
-		if err := c.rd.Fill(); err != nil || c.queryBufferExceeded() {
+		if err := c.rd.Fill(); err != nil {
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))

@@ -1,22 +1,44 @@
 package proxy
 
+import "github.com/shardgate/shardgate/internal/resp"
+
 // Client limits, as Redis applies them to normal clients: a query buffer
 // limit (client-query-buffer-limit) and an output buffer limit
 // (client-output-buffer-limit normal <hard>). Both close the client, with
 // a warning in the log, as Redis does.
 
-// queryBufferExceeded reports, after a read, whether the client's unparsed
-// request bytes exceed Options.QueryBufferLimit. The client is then to be
-// closed. Commands queued by an open MULTI do not count: Redis 7.0 checks
-// the query buffer alone (7.2 adds the MULTI state).
+// queryBufferExceeded reports, once the complete commands are parsed,
+// whether what Redis's query buffer would hold of the incomplete one
+// (resp.Reader.Pending: the argument still arriving) exceeds
+// Options.QueryBufferLimit. The client is then to be closed. Commands
+// queued by an open MULTI do not count: Redis 7.0 checks the query buffer
+// alone (7.2 adds the MULTI state).
 func (c *client) queryBufferExceeded() bool {
-	n := int64(c.rd.Buffered())
+	n := int64(c.rd.Pending())
 	if n <= c.srv.opts.QueryBufferLimit {
 		return false
 	}
-	c.srv.log.Warn("Closing client that reached max query buffer length",
-		"client", c.id, "addr", c.raddr, "qbuf", n, "limit", c.srv.opts.QueryBufferLimit)
+	c.logQueryBufferLimit(n)
 	return true
+}
+
+// argOverQueryBufferLimit is queryBufferExceeded for a whole command: one
+// of its arguments alone is over the limit.
+func (c *client) argOverQueryBufferLimit(args [][]byte) bool {
+	if !resp.ArgOver(args, c.srv.opts.QueryBufferLimit) {
+		return false
+	}
+	n := 0
+	for _, a := range args {
+		n = max(n, len(a)+2)
+	}
+	c.logQueryBufferLimit(int64(n))
+	return true
+}
+
+func (c *client) logQueryBufferLimit(qbuf int64) {
+	c.srv.log.Warn("Closing client that reached max query buffer length",
+		"client", c.id, "addr", c.raddr, "qbuf", qbuf, "limit", c.srv.opts.QueryBufferLimit)
 }
 
 // outputExceeded reports whether the replies the proxy holds for the

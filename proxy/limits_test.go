@@ -372,3 +372,11 @@ func Test512MBValue(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffQueryBufferLimit: the proxy's client-query-buffer-limit closes
+// what Redis closes, however the bytes arrive
+// (difftest.QueryBufferScenario).
+func TestDiffQueryBufferLimit(t *testing.T) {
+	p := difftest.StartTarget(t, proxyTarget(proxy.Options{QueryBufferLimit: difftest.QueryBufLimit}))
+	difftest.QueryBufferScenario(t, p)
+}

@@ -85,6 +85,9 @@ type Reader struct {
 	// argument needs; until then parsing again is pointless. It also
 	// bounds buffer growth, so a huge argument costs about its own size.
 	need int
+	// bulkAt is where the pending bulk argument's payload starts,
+	// relative to start, while need is set.
+	bulkAt int
 	// scan is where the search for the current line's terminator resumes,
 	// relative to start (see lineEnd).
 	scan int
@@ -102,6 +105,35 @@ func NewReader(rd io.Reader) *Reader {
 
 // Buffered reports how many unparsed bytes are buffered.
 func (r *Reader) Buffered() int { return r.end - r.start }
+
+// Pending is what Redis 7.0's query buffer holds of an incomplete command
+// once Next has parsed what it could: the bytes received of the argument
+// still arriving (Redis moves each argument out of its buffer once it is
+// whole), or all the buffered bytes between commands. Redis closes a
+// client when this exceeds client-query-buffer-limit, so a command whose
+// arguments are each under the limit passes whatever their sum.
+func (r *Reader) Pending() int {
+	if r.left == 0 {
+		return r.end - r.start
+	}
+	from := r.pos
+	if r.need > 0 {
+		from = r.bulkAt
+	}
+	return r.end - (r.start + from)
+}
+
+// ArgOver reports whether one of args is longer than limit with its
+// CRLF: what Redis's query buffer held alone at the read that completed
+// it, so Redis closes the client before running the command.
+func ArgOver(args [][]byte, limit int64) bool {
+	for _, a := range args {
+		if int64(len(a))+2 > limit {
+			return true
+		}
+	}
+	return false
+}
 
 // Next parses the next buffered command. It returns ok=false when no
 // complete command is buffered (call Fill), and a *ProtocolError for
@@ -227,7 +259,7 @@ func (r *Reader) parse(b []byte) ([][]byte, int, error) {
 			end := a + size
 			if end+2 > len(b) {
 				r.scan = 0
-				r.need = end + 2
+				r.need, r.bulkAt = end+2, a
 				return nil, 0, errNeedMore
 			}
 			r.scan = 0
@@ -257,7 +289,7 @@ func (r *Reader) parse(b []byte) ([][]byte, int, error) {
 		a := cr + 2
 		end := a + int(size)
 		if end+2 > len(b) {
-			r.need = end + 2
+			r.need, r.bulkAt = end+2, a
 			return nil, 0, errNeedMore
 		}
 		// Like Redis, the two bytes after the payload are skipped unchecked.

@@ -493,3 +493,51 @@ func BenchmarkReaderPipeline(b *testing.B) {
 type repeatReader struct{ data []byte }
 
 func (r *repeatReader) Read(b []byte) (int, error) { return copy(b, r.data), nil }
+
+// TestPending: what Redis's query buffer holds of an incomplete command
+// is the argument still arriving (its payload so far), or the partial
+// header, or everything between commands.
+func TestPending(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"*2\r\n$3\r\nGET\r\n$5\r\nab", 2},           // the payload so far
+		{"*2\r\n$3\r\nGET\r\n$70000\r\nabc", 3},      // a long header, the general path
+		{"*2\r\n$3\r\nGET\r\n$5", 2},                 // a partial header
+		{"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv", 1}, // earlier arguments are out
+		{"*2\r\n", 0},
+		{"PING", 4},                               // an inline line without its end
+		{"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPI", 2}, // after a whole command
+	} {
+		r := NewReader(strings.NewReader(tc.in))
+		if tc.in != "" {
+			if err := r.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			_, ok, err := r.Next()
+			if err != nil {
+				t.Fatalf("%q: %v", tc.in, err)
+			}
+			if !ok {
+				break
+			}
+		}
+		if got := r.Pending(); got != tc.want {
+			t.Errorf("%q: Pending() = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestArgOver(t *testing.T) {
+	args := [][]byte{[]byte("SET"), make([]byte, 98)}
+	if ArgOver(args, 100) {
+		t.Error("an argument of 98 bytes (100 with CRLF) is over a limit of 100")
+	}
+	if !ArgOver(args, 99) {
+		t.Error("an argument of 98 bytes (100 with CRLF) is not over a limit of 99")
+	}
+}
