@@ -69,7 +69,7 @@ var configParams = []configParam{
 	{name: "tcp-keepalive", get: fixed("15")},
 	{name: "databases", get: fixed("16")},
 	{name: "save", get: fixed("")},
-	{name: "appendonly", get: func(s *Server) string { return yesNo(s.aof != nil) }},
+	{name: "appendonly", get: func(s *Server) string { return yesNo(s.opts.AOF != nil) }}, // configured, also while loading
 	{name: "appendfsync", get: func(s *Server) string {
 		if s.opts.AOF == nil {
 			return "everysec"

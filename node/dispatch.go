@@ -70,6 +70,10 @@ func (s *Server) execute(c *client, args [][]byte) {
 				c.reject(resp.ErrNoAuth)
 				return
 			}
+			if s.load.active.Load() {
+				c.reject(resp.ErrLoading) // no migration into or out of a half-loaded node
+				return
+			}
 			s.mig.cmdShardgate(c, args)
 			return
 		}
@@ -131,6 +135,11 @@ func (s *Server) execute(c *client, args [][]byte) {
 			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
 			return
 		}
+	}
+	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
+		c.countRejected(cmd)
+		c.rejectCmd(cmd, resp.ErrLoading)
+		return
 	}
 	if s.pause.MayHold(c.mayWrite(cmd)) && !c.waitPause(cmd) {
 		return // the client was killed, or the node is closing

@@ -157,7 +157,8 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 		}
 		return 0
 	}
-	b.int("loading", 0)
+	loading := s.load.active.Load()
+	b.int("loading", flag(loading))
 	b.int("async_loading", 0)
 	// No fork, so no copy-on-write: these stay 0 (Redis's values without
 	// a child).
@@ -197,15 +198,19 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 	b.int("aof_last_cow_size", 0)
 	b.int("module_fork_in_progress", 0)
 	b.int("module_fork_last_cow_size", 0)
-	if s.aof == nil {
-		return
+	// While loading, Redis's log is off (aof_enabled:0) but configured:
+	// its fields print, zero.
+	if s.aof != nil || loading && s.opts.AOF != nil {
+		b.int("aof_current_size", st.BaseSize+st.LogsSize)
+		b.int("aof_base_size", st.BaseSize)
+		b.int("aof_pending_rewrite", flag(schedRW))
+		b.int("aof_buffer_length", st.BufferedBytes)
+		b.int("aof_pending_bio_fsync", 0)
+		b.int("aof_delayed_fsync", 0)
 	}
-	b.int("aof_current_size", st.BaseSize+st.LogsSize)
-	b.int("aof_base_size", st.BaseSize)
-	b.int("aof_pending_rewrite", flag(schedRW))
-	b.int("aof_buffer_length", st.BufferedBytes)
-	b.int("aof_pending_bio_fsync", 0)
-	b.int("aof_delayed_fsync", 0)
+	if loading {
+		s.infoLoading(b)
+	}
 }
 
 func (s *Server) infoStats(c *client, b *infoBuf) {
@@ -245,6 +250,9 @@ func (s *Server) infoErrorStats(c *client, b *infoBuf) {
 // expiring count, as in Redis. Inside EXEC the transaction already holds
 // the keyspace (client.txCtx), so nothing is locked again.
 func (s *Server) infoKeyspace(c *client, b *infoBuf) {
+	if s.load.active.Load() {
+		return // the load holds the keyspace (loading.go)
+	}
 	ctx := c.txCtx
 	if ctx == nil {
 		s.ks.RLock()

@@ -14,10 +14,10 @@ type Options struct {
 	RequirePass string
 	// MaxClients caps concurrent client connections (Redis's maxclients).
 	MaxClients int
-	// QueryBufferLimit closes a client whose unparsed requests exceed it
-	// (Redis's client-query-buffer-limit, 1 GB by default): a request
-	// still arriving (a huge argument), or what a blocked client keeps
-	// sending.
+	// QueryBufferLimit closes a client whose query buffer exceeds it
+	// (Redis's client-query-buffer-limit, 1 GB by default), measured as
+	// Redis does: one argument (whole or arriving), or what a blocked
+	// client keeps sending.
 	QueryBufferLimit int64
 	// MaxMemory is Redis's maxmemory with the noeviction policy: while
 	// the node's live heap is over it, commands that may grow the data
@@ -54,6 +54,13 @@ type Options struct {
 	// AOF, when set, logs every write before its reply and replays the
 	// log at start (persist.go); nil: nothing is kept across restarts.
 	AOF *AOFOptions
+
+	// LoadWhileServing moves loading the data kept in Dir (or AOF.Dir)
+	// from New to Serve, which then accepts clients at once and answers
+	// them as Redis does while it loads: LOADING for every command that
+	// Redis refuses then, INFO with loading:1 and the load's progress.
+	// Without it New loads before returning.
+	LoadWhileServing bool
 }
 
 // DefaultOptions returns the options a node runs with unless told otherwise.

@@ -71,7 +71,7 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 	ks.Lock()
 	var filter replayFilter
 	ld := &snapshotLoader{s: s, f: &filter, cur: -1}
-	st, err := aof.Replay(aof.ReplayOptions{Dir: o.Dir, FS: o.FS, Logger: s.log, CutCorrupt: o.CutCorrupt, Snapshot: ld},
+	st, err := aof.Replay(aof.ReplayOptions{Dir: o.Dir, FS: s.loadFS(), Logger: s.log, CutCorrupt: o.CutCorrupt, Snapshot: ld},
 		func(r *aof.Record) error {
 			out.Reset()
 			return s.replayRecord(r, &filter, &out)

@@ -441,7 +441,7 @@ func (s *Server) loadStandalone() (bool, error) {
 	}
 	start := time.Now()
 	ld := &snapshotLoader{s: s, cur: -1}
-	_, err := aof.LoadSnapshotFile(s.fsys(), path, ld)
+	_, err := aof.LoadSnapshotFile(s.loadFS(), path, ld)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -73,6 +73,8 @@ type Server struct {
 	slowlog        *slowlog.Log    // SLOWLOG (slowlog.go)
 	cmdStats       *cmdstats.Table // INFO commandstats and latencystats (cmdstats.go)
 	monitors       monitor.Hub     // MONITOR (monitor.go)
+	// load is Options.LoadWhileServing's state (loading.go).
+	load loadState
 }
 
 // serverStats are INFO's counters.
@@ -127,20 +129,13 @@ func New(opts Options) (*Server, error) {
 	s.gate.wait = time.Second
 	s.saves.init(s.start)
 	s.startupMemory = redisinfo.ReadMemory().Used
-	if o.AOF != nil {
-		if o.Dir == "" {
-			s.opts.Dir = o.AOF.Dir
-		}
-		if err := s.loadAOF(o.AOF); err != nil {
-			return nil, err
-		}
-	} else if o.Dir != "" {
-		s.ks.Lock()
-		_, err := s.loadStandalone()
-		s.ks.Unlock()
-		if err != nil {
-			return nil, err
-		}
+	if o.AOF != nil && o.Dir == "" {
+		s.opts.Dir = o.AOF.Dir
+	}
+	if o.LoadWhileServing {
+		s.load.pending = o.AOF != nil || o.Dir != ""
+	} else if err := s.loadData(); err != nil {
+		return nil, err
 	}
 	if o.Migration != nil {
 		if o.Migration.Cluster == nil {
@@ -174,7 +169,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	started := sync.OnceFunc(s.wg.Done)
 	defer started()
-	s.log.Info("node listening", "addr", ln.Addr().String())
+	accepted := make(chan error, 1)
+	acceptLoop := func() {
+		go func() { accepted <- s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log) }()
+	}
+	if s.load.pending {
+		// Clients are served from now on, with LOADING until the data
+		// is in (loading.go). "node listening" waits for the load:
+		// scripts take it to mean ready.
+		s.log.Info("node loading its data; clients get LOADING until it is in", "addr", ln.Addr().String(), "dir", s.opts.Dir)
+		s.load.begin(s)
+		acceptLoop()
+		if err := s.loadData(); err != nil {
+			s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
+			started()
+			<-accepted
+			s.wg.Wait()
+			return err
+		}
+	}
 
 	if s.opts.MaxMemory > 0 {
 		// After loading: replay and snapshots are not refused.
@@ -215,6 +228,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err := s.mig.recover(); err != nil {
 			s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
 			started()
+			if s.load.pending {
+				<-accepted
+			}
 			s.wg.Wait()
 			return err
 		}
@@ -228,9 +244,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mig.runPlanner()
 		}()
 	}
+	s.load.end()
+	s.log.Info("node listening", "addr", ln.Addr().String())
 	started()
 	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
-	if err := s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log); err != nil {
+	if !s.load.pending {
+		acceptLoop()
+	}
+	if err := <-accepted; err != nil {
 		return err
 	}
 	// Closed: wait for the clients and background goroutines (a

@@ -38,6 +38,9 @@ func TestNodeAOFRestart(t *testing.T) {
 		}
 		defer c.Close()
 		v, _ := c.DoStrings("LLEN", "q")
+		if v.IsError() {
+			t.Fatalf("LLEN: %v", v)
+		}
 		return v.Int
 	}
 

@@ -47,6 +47,8 @@ const (
 	// ErrOOM refuses a command that may grow the data while used memory
 	// is over maxmemory (noeviction).
 	ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
+	// ErrLoading refuses a command while the server loads its data.
+	ErrLoading = "LOADING Redis is loading the dataset in memory"
 	// CONFIG REWRITE: shardgate servers take flags, never a config file.
 	ErrNoConfigFile = "ERR The server is running without a config file"
 	// ErrProxyNotInMulti (proxy) refuses, inside MULTI, a command that

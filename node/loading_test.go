@@ -1,0 +1,156 @@
+package node_test
+
+import (
+	"io/fs"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/aof"
+	"github.com/shardgate/shardgate/node/nodetest"
+)
+
+// heldFS is the real filesystem whose reads wait, once the first has
+// come, until release is closed: a load that stays in progress.
+type heldFS struct {
+	aof.FS
+	reached chan struct{}
+	release chan struct{}
+	once    *sync.Once
+}
+
+func (h heldFS) OpenFile(name string, flag int, perm fs.FileMode) (aof.File, error) {
+	f, err := h.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return heldFile{File: f, h: h}, nil
+}
+
+type heldFile struct {
+	aof.File
+	h heldFS
+}
+
+func (f heldFile) ReadAt(p []byte, off int64) (int, error) {
+	if off > 0 { // past the header: the records
+		f.h.once.Do(func() { close(f.h.reached) })
+		<-f.h.release
+	}
+	return f.File.ReadAt(p, off)
+}
+
+// TestLoadWhileServing: with LoadWhileServing a node accepts clients while
+// it loads its log and answers as Redis does meanwhile: LOADING for the
+// commands Redis refuses (a transaction that queued one then fails with
+// EXECABORT), the rest served, INFO with loading:1 and the loading_*
+// fields after the log's; then everything, with the data in.
+func TestLoadWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)
+	c := dial(t, addr, 2)
+	for _, k := range []string{"a", "b", "c"} {
+		if v, err := c.DoStrings("SET", k, "v-"+k); err != nil || v.Text() != "OK" {
+			t.Fatalf("SET %s: %v %v", k, v, err)
+		}
+	}
+	stop()
+
+	h := heldFS{FS: aof.OSFS(), reached: make(chan struct{}), release: make(chan struct{}), once: new(sync.Once)}
+	released := sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(released)
+	_, addr, _ = nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always, FS: h}}, nil)
+	select {
+	case <-h.reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the load never read the log")
+	}
+	c = dial(t, addr, 2)
+	const loading = "LOADING Redis is loading the dataset in memory"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"PING"}, loading},
+		{[]string{"GET", "a"}, loading},
+		{[]string{"DBSIZE"}, loading},
+		{[]string{"ECHO", "hi"}, "hi"},
+		{[]string{"CONFIG", "GET", "appendonly"}, "[appendonly yes]"},
+		{[]string{"MULTI"}, "OK"},
+		{[]string{"SET", "d", "1"}, loading},
+		{[]string{"EXEC"}, "EXECABORT Transaction discarded because of previous errors."},
+	} {
+		v, err := c.DoStrings(tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := v.Text()
+		if v.Kind == difftest.Array {
+			var parts []string
+			for _, e := range v.Elems {
+				parts = append(parts, e.Text())
+			}
+			got = "[" + strings.Join(parts, " ") + "]"
+		}
+		if got != tc.want {
+			t.Errorf("while loading, %q = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	info := infoFields(t, c, "persistence")
+	if info["loading"] != "1" || info["aof_enabled"] != "0" {
+		t.Errorf("while loading: loading:%s aof_enabled:%s, want 1 and 0 (as Redis, whose log is off until loaded)", info["loading"], info["aof_enabled"])
+	}
+	names := infoNames(t, c, "persistence")
+	wantTail := []string{"aof_current_size", "aof_base_size", "aof_pending_rewrite", "aof_buffer_length", "aof_pending_bio_fsync", "aof_delayed_fsync",
+		"loading_start_time", "loading_total_bytes", "loading_rdb_used_mem", "loading_loaded_bytes", "loading_loaded_perc", "loading_eta_seconds"}
+	if len(names) < len(wantTail) || strings.Join(names[len(names)-len(wantTail):], " ") != strings.Join(wantTail, " ") {
+		t.Errorf("INFO persistence while loading ends with %v, want %v", names, wantTail)
+	}
+	if info["loading_total_bytes"] == "0" {
+		t.Error("loading_total_bytes is 0 while a log of three records loads")
+	}
+
+	released()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := c.DoStrings("GET", "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Text() == "v-b" {
+			break
+		}
+		if v.Text() != loading || time.Now().After(deadline) {
+			t.Fatalf("after the load GET b = %v", v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v, _ := c.DoStrings("DBSIZE"); v.Int != 3 {
+		t.Errorf("DBSIZE after the load = %v, want 3", v)
+	}
+	if info := infoFields(t, c, "persistence"); info["loading"] != "0" || info["aof_enabled"] != "1" || info["loading_total_bytes"] != "" {
+		t.Errorf("after the load: loading:%s aof_enabled:%s loading_total_bytes:%q", info["loading"], info["aof_enabled"], info["loading_total_bytes"])
+	}
+	if v, _ := c.DoStrings("SET", "d", "1"); v.Text() != "OK" {
+		t.Errorf("SET after the load = %v", v)
+	}
+}
+
+// infoNames lists an INFO section's field names in order.
+func infoNames(t *testing.T, c *difftest.Conn, section string) []string {
+	t.Helper()
+	v, err := c.DoStrings("INFO", section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(v.Text(), "\r\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
+			names = append(names, k)
+		}
+	}
+	return names
+}
