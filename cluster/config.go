@@ -115,7 +115,8 @@ type timings struct {
 	memberlist      func() *memberlist.Config
 	tick            time.Duration // the state goroutine's housekeeping period
 	bootstrapSettle time.Duration // the same N nodes seen this long before bootstrapping
-	rejoin          time.Duration // retry joins to dead members (and --join when alone) this often
+	rejoin          time.Duration // retry joins to dead members this often
+	rejoinAlone     time.Duration // retry --join this often while no other member is alive (members start in any order)
 	antiEntropy     time.Duration // a member's digest differs this long: send it our table
 	reap            time.Duration // forget dead/left members that own nothing after this long
 	leave           time.Duration // Close waits this long for the leave to spread
@@ -144,6 +145,7 @@ func fastTimings() timings {
 		tick:            100 * time.Millisecond,
 		bootstrapSettle: 300 * time.Millisecond,
 		rejoin:          500 * time.Millisecond,
+		rejoinAlone:     250 * time.Millisecond,
 		antiEntropy:     500 * time.Millisecond,
 		reap:            10 * time.Second,
 		leave:           500 * time.Millisecond,
@@ -161,6 +163,7 @@ func lanTimings() timings {
 		tick:            500 * time.Millisecond,
 		bootstrapSettle: 3 * time.Second,
 		rejoin:          10 * time.Second,
+		rejoinAlone:     time.Second,
 		antiEntropy:     5 * time.Second,
 		reap:            10 * time.Minute,
 		leave:           5 * time.Second,

@@ -162,4 +162,21 @@ func TestJoinFailureWarnings(t *testing.T) {
 	if !strings.Contains(out.String(), "failing_for=10s") {
 		t.Fatalf("the new run's warning does not count from its first failure: %s", out.String())
 	}
+
+	// The first join is logged, after failures too short to warn about
+	// (a member started before the others) or none; later ones are not.
+	out.Reset()
+	f = joinFailures{}
+	f.note(lg, start, []string{"a"}, 0, refused, true)
+	f.note(lg, start.Add(time.Second), []string{"a"}, 1, nil, true)
+	if !strings.Contains(out.String(), "msg=\"cluster: joined\"") || !strings.Contains(out.String(), "after_failing_for=1s") {
+		t.Fatalf("the first join, a second after a failure, logged %q", out.String())
+	}
+	out.Reset()
+	f.note(lg, start.Add(time.Minute), []string{"a"}, 1, nil, false)
+	f = joinFailures{}
+	f.note(lg, start, []string{"a"}, 2, nil, true)
+	if n := strings.Count(out.String(), "cluster: joined"); n != 1 {
+		t.Fatalf("a later join and a first join at once logged %d lines, want the first's: %q", n, out.String())
+	}
 }

@@ -253,10 +253,6 @@ func (c *Cluster) reassign(now time.Time) {
 // records would only make every rejoin dial addresses nobody answers.
 func (c *Cluster) rejoin(now time.Time) {
 	st := &c.st
-	if now.Sub(st.lastRejoin) < c.tm.rejoin {
-		return
-	}
-	st.lastRejoin = now
 	var addrs []string
 	others := false
 	for _, id := range sortedIDs(st.members) {
@@ -268,6 +264,16 @@ func (c *Cluster) rejoin(now time.Time) {
 			addrs = append(addrs, r.Gossip)
 		}
 	}
+	// Alone, a member started before the others (a proxy is quick to
+	// start) retries soon: they are likely coming up.
+	every := c.tm.rejoin
+	if !others {
+		every = c.tm.rejoinAlone
+	}
+	if now.Sub(st.lastRejoin) < every {
+		return
+	}
+	st.lastRejoin = now
 	if !others {
 		addrs = append(addrs, c.cfg.Join...)
 	}
@@ -312,6 +318,7 @@ func (c *Cluster) startJoin(addrs []string, isolated bool) {
 type joinFailures struct {
 	since, warned time.Time // first failure of the run; last warning
 	last          time.Time // latest failure: a long gap starts a new run
+	joined        bool      // a join has succeeded (the first is logged)
 }
 
 const (
@@ -324,12 +331,15 @@ const (
 
 func (f *joinFailures) note(log *slog.Logger, now time.Time, addrs []string, contacted int, err error, isolated bool) {
 	if err == nil {
-		if !f.warned.IsZero() {
-			log.Info("cluster: joined", "addrs", addrs, "contacted", contacted, "after_failing_for", now.Sub(f.since).Round(time.Second))
-		} else {
+		switch {
+		case !f.warned.IsZero() || !f.joined && !f.since.IsZero():
+			log.Info("cluster: joined", "addrs", addrs, "contacted", contacted, "after_failing_for", now.Sub(f.since).Round(time.Millisecond))
+		case !f.joined:
+			log.Info("cluster: joined", "addrs", addrs, "contacted", contacted)
+		default:
 			log.Debug("cluster: joined", "addrs", addrs, "contacted", contacted)
 		}
-		*f = joinFailures{}
+		*f = joinFailures{joined: true}
 		return
 	}
 	if f.since.IsZero() || now.Sub(f.last) > joinRunGap {

@@ -65,7 +65,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.StringVar(&p.opts.NodePassword, "node-password", "", "password the proxy sends with AUTH to every node")
 	fs.IntVar(&p.opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
-	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, as Redis 7.0 (units: kb, mb, gb; at least 1mb)")
+	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose query buffer exceeds this many bytes, as Redis 7.0: one argument longer than this, or the requests that pile up while it is blocked (units: kb, mb, gb; at least 1mb)")
 	fs.Var((*byteSize)(&p.opts.ClientOutputLimit), "client-output-buffer-limit", "close a client whose unwritten replies exceed this many bytes (units: kb, mb, gb; 0: no limit)")
 	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node, and for checking one that gossip declares dead (dial and PING)")
@@ -135,7 +135,7 @@ coming back). Exactly one of --nodes and --join is required.
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc
@@ -200,7 +200,9 @@ Flags:
 				log.Warn("leaving the cluster", "err", err)
 			}
 		}()
-		log.Info("proxy joined the gossip cluster", "id", cl.ID(), "gossip", cl.GossipAddr(), "announce", cfg.RESPAddr)
+		// The join runs in the background ("cluster: joined" logs it):
+		// the members named by --join may still be starting.
+		log.Info("proxy is a gossip member", "id", cl.ID(), "gossip", cl.GossipAddr(), "announce", cfg.RESPAddr, "join", cfg.Join)
 		pf.opts.Cluster = cl
 	} else {
 		topo, err := proxy.NewStaticTopology(addrs)
@@ -241,7 +243,20 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: shardgate up [flags]\n\nRun a local cluster in one process: --size nodes on loopback ports (free ones\nunless --node-base-port) and a proxy on --addr in front of them. Ctrl-C stops\nit.\n\nFlags:\n")
-		fs.PrintDefaults()
+		printDefaults(fs)
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue // a flag's value
+		}
+		if name == "nodes" || name == "join" || name == "announce" || strings.HasPrefix(name, "gossip") {
+			fmt.Fprintf(stderr, "shardgate up: --%s is not an option of up, which runs a static cluster of its own; 'shardgate node' and 'shardgate proxy' take it\n", name)
+			return 2
+		}
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc
