@@ -128,7 +128,7 @@ so a restart does not undo it (--undo does).
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if rc := parseOpFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc
@@ -185,7 +185,7 @@ or leave; this is for clusters run with --auto-rebalance=false.
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if rc := parseOpFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc

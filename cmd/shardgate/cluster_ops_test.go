@@ -80,11 +80,11 @@ func TestClusterOpsUsage(t *testing.T) {
 		}
 		for _, f := range []string{"password", "wait", "timeout"} {
 			if helpEntry(out, f) == "" {
-				t.Errorf("%s --help does not document -%s:\n%s", cmd, f, out)
+				t.Errorf("%s --help does not document --%s:\n%s", cmd, f, out)
 			}
 		}
 		if got := helpEntry(out, "undo") != ""; got != (cmd == "drain") {
-			t.Errorf("%s --help documents -undo: %v\n%s", cmd, got, out)
+			t.Errorf("%s --help documents --undo: %v\n%s", cmd, got, out)
 		}
 	}
 	rc, out, _ := runCLI("cluster", "--help")

@@ -123,7 +123,7 @@ Exit status: 0 consistent, 3 inconsistent, 1 no view could be read,
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc

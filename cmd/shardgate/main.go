@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/shardgate/shardgate/internal/conncmd"
@@ -155,4 +156,21 @@ func versionLine() string {
 		version += ")"
 	}
 	return fmt.Sprintf("shardgate %s, %s, redis_version %s", version, runtime.Version(), conncmd.RedisVersion)
+}
+
+// printDefaults is flag.PrintDefaults with each flag spelled "--name", as
+// the README and the usage lines write them (the flag package takes one
+// dash or two alike).
+func printDefaults(fs *flag.FlagSet) {
+	var b strings.Builder
+	out := fs.Output()
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	for line := range strings.SplitAfterSeq(b.String(), "\n") {
+		if strings.HasPrefix(line, "  -") {
+			line = "  --" + line[len("  -"):]
+		}
+		io.WriteString(out, line)
+	}
 }

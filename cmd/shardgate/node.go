@@ -123,7 +123,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var((*hostPort)(&opts.Addr), "addr", "RESP listen address (`host:port`)")
 	fs.StringVar(&opts.RequirePass, "requirepass", "", "password clients must AUTH with (empty: no password)")
 	fs.IntVar(&opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
-	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose unparsed requests exceed this many bytes, e.g. while it is blocked (units: kb, mb, gb)")
+	fs.Var((*byteSize)(&opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose query buffer exceeds this many bytes, as Redis 7.0: one argument longer than this, or the requests that pile up while it is blocked (units: kb, mb, gb; at least 1mb)")
 	fs.Var((*byteSize)(&opts.MaxMemory), "maxmemory", "Redis's maxmemory with the noeviction policy: while live data exceeds this many bytes, commands that may grow it get OOM errors; reads and deletes still work (units: kb, mb, gb; 0: no limit)")
 	fs.DurationVar(&opts.ActiveExpiryInterval, "active-expiry-interval", d.ActiveExpiryInterval, "how often expired keys are swept in the background")
 	fs.DurationVar(&opts.ShutdownGrace, "shutdown-grace", d.ShutdownGrace, "on SIGTERM/SIGINT or SHUTDOWN, how long clients get to receive the replies to the commands they had sent before they are disconnected")
@@ -149,7 +149,7 @@ directly.
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if rc := parseFlags(fs, args, stdout, stderr); rc >= 0 {
 		return rc
@@ -296,17 +296,20 @@ Flags:
 			ctx = drainOnExit(ctx, member, gf.drainTimeout, gf.drainLinger, log)
 		}
 	}
+	// Clients connecting while the data loads get LOADING, as from Redis,
+	// rather than silence.
+	opts.LoadWhileServing = true
 	srv, err := node.New(opts)
 	if err != nil {
+		log.Error("node could not start", "err", err)
+		return 1
+	}
+	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, aof.ErrCorrupt) && !*aofLoadCorrupt {
 			log.Error("node could not start", "err", err,
 				"hint", "--aof-load-corrupt starts from a log file corrupt before its end by cutting it at the first bad record (what follows is lost); it cannot repair a snapshot or the manifest")
 			return 1
 		}
-		log.Error("node could not start", "err", err)
-		return 1
-	}
-	if err := srv.Serve(ctx, ln); err != nil {
 		log.Error("node stopped", "err", err)
 		return 1
 	}

@@ -74,7 +74,7 @@ func TestNodeMigrationFlags(t *testing.T) {
 	} {
 		entry := helpEntry(out.String(), tc.flag)
 		if entry == "" || !strings.Contains(entry, "cluster mode") || !strings.Contains(entry, tc.want) {
-			t.Errorf("--help on -%s: %q; want it documented, for cluster mode, with %q", tc.flag, entry, tc.want)
+			t.Errorf("--help on --%s: %q; want it documented, for cluster mode, with %q", tc.flag, entry, tc.want)
 		}
 	}
 }
@@ -82,7 +82,7 @@ func TestNodeMigrationFlags(t *testing.T) {
 // helpEntry returns the flag package's help text for -name: its line and
 // the indented description under it.
 func helpEntry(help, name string) string {
-	re := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(name) + `\b.*\n(?:    .*\n)*`)
+	re := regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(name) + `\b.*\n(?:    .*\n)*`)
 	return re.FindString(help)
 }
 

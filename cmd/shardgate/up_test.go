@@ -150,3 +150,15 @@ func freeTCPPortPair(t *testing.T) int {
 	t.Fatal("no two consecutive free ports")
 	return 0
 }
+
+// TestUpRefusesClusterFlags: the proxy's --nodes and the gossip flags are
+// not up's; the error says why, not just that the flag is unknown.
+func TestUpRefusesClusterFlags(t *testing.T) {
+	for _, args := range [][]string{{"--join", "127.0.0.1:7946"}, {"--size", "2", "-gossip=127.0.0.1:0"}, {"--nodes", "a:1"}, {"--announce", "x:1"}} {
+		var errOut syncBuffer
+		rc := runUp(context.Background(), args, &errOut, &errOut)
+		if rc != 2 || !strings.Contains(errOut.String(), "which runs a static cluster of its own") {
+			t.Errorf("up %q: rc %d, %s", args, rc, errOut.String())
+		}
+	}
+}
