@@ -19,6 +19,10 @@ func TestSettleAdmitsCompletedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r Clients[net.Conn]
+	// Under a full parallel test run the accept loop's goroutine can wait
+	// longer than settleMax for a core; what is checked here is that
+	// Settle waits for the right connections.
+	r.settleWait = 10 * time.Second
 	if err := r.Attach(ln, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +59,11 @@ func TestSettleAdmitsCompletedConnections(t *testing.T) {
 			}
 			time.Sleep(10 * time.Microsecond)
 		}
+		t0 := time.Now()
 		r.Settle()
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Errorf("Settle after connection %d took %v: it waits for connections already admitted", i, d)
+		}
 		if n := r.Len(); n != i {
 			t.Fatalf("after connection %d and Settle: %d clients", i, n)
 		}
