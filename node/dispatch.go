@@ -129,17 +129,18 @@ func (s *Server) execute(c *client, args [][]byte) {
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
 		return
 	}
+	// Before anything that reads the log, which the load opens.
+	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
+		c.countRejected(cmd)
+		c.rejectCmd(cmd, resp.ErrLoading)
+		return
+	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
 		if err := s.aof.Err(); err != nil {
 			c.countRejected(cmd)
 			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
 			return
 		}
-	}
-	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
-		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrLoading)
-		return
 	}
 	if s.pause.MayHold(c.mayWrite(cmd)) && !c.waitPause(cmd) {
 		return // the client was killed, or the node is closing

@@ -178,7 +178,8 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 	b.int("rdb_last_cow_size", 0)
 	b.int("rdb_last_load_keys_expired", 0)
 	b.int("rdb_last_load_keys_loaded", keysLoaded)
-	b.int("aof_enabled", flag(s.aof != nil))
+	log := s.loadedLog() // nil while loading: the load opens it
+	b.int("aof_enabled", flag(log != nil))
 	b.int("aof_rewrite_in_progress", flag(running == jobRewrite))
 	b.int("aof_rewrite_scheduled", flag(schedRW))
 	b.int("aof_last_rewrite_time_sec", rwSecs)
@@ -188,8 +189,8 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 	b.int("aof_rewrites_consecutive_failures", rwFails)
 	status := "ok"
 	var st aof.Stats
-	if s.aof != nil {
-		st = s.aof.Stats()
+	if log != nil {
+		st = log.Stats()
 		if st.LastWriteErr != "" && st.LastWriteErr != "ok" {
 			status = "err" // as Redis: "ok" or "err"
 		}
@@ -200,7 +201,7 @@ func (s *Server) infoPersistence(c *client, b *infoBuf) {
 	b.int("module_fork_last_cow_size", 0)
 	// While loading, Redis's log is off (aof_enabled:0) but configured:
 	// its fields print, zero.
-	if s.aof != nil || loading && s.opts.AOF != nil {
+	if log != nil || loading && s.opts.AOF != nil {
 		b.int("aof_current_size", st.BaseSize+st.LogsSize)
 		b.int("aof_base_size", st.BaseSize)
 		b.int("aof_pending_rewrite", flag(schedRW))

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,7 @@ type loadState struct {
 	start   time.Time
 	total   int64        // bytes of the files to load
 	done    atomic.Int64 // bytes read of them so far
+	checks  int          // check's calls (the loading goroutine's)
 }
 
 // begin marks the load started and sizes it.
@@ -40,6 +42,38 @@ func (l *loadState) begin(s *Server) {
 
 // end lets every command through.
 func (l *loadState) end() { l.active.Store(false) }
+
+// errLoadAborted stops a load when the node closes during it (SIGTERM,
+// SHUTDOWN): Redis too stops loading to exit.
+var errLoadAborted = errors.New("node: closed while loading")
+
+// check is called by the load for every record and snapshot entry: it
+// fails once the node is closing, so that a node asked to stop while it
+// loads does not first load everything. Only a load Serve runs stops.
+func (l *loadState) check(s *Server) error {
+	if !l.pending {
+		return nil
+	}
+	if l.checks++; l.checks%1024 != 0 {
+		return nil
+	}
+	select {
+	case <-s.stop:
+		return errLoadAborted
+	default:
+		return nil
+	}
+}
+
+// loadedLog is the append-only log for what commands allowed while
+// loading may read: nil until the load, which opens it, has ended.
+// Reading the load flag first orders the read after the load's write.
+func (s *Server) loadedLog() *aof.Log {
+	if s.load.active.Load() {
+		return nil
+	}
+	return s.aof
+}
 
 // loadData loads what Dir (or the log) keeps into the empty keyspace.
 func (s *Server) loadData() error {

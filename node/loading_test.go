@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"io/fs"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,4 +154,53 @@ func infoNames(t *testing.T, c *difftest.Conn, section string) []string {
 		}
 	}
 	return names
+}
+
+// TestLoadStopsOnClose: a node closed while it loads (SIGTERM, SHUTDOWN)
+// stops loading rather than loading everything first, and Serve ends
+// cleanly.
+func TestLoadStopsOnClose(t *testing.T) {
+	dir := t.TempDir()
+	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, nil)
+	c := dial(t, addr, 2)
+	const n = 5000
+	for i := range n {
+		if err := c.Send([]byte("SET"), []byte("k"+strconv.Itoa(i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		if v, err := c.Receive(); err != nil || v.Text() != "OK" {
+			t.Fatalf("SET: %v %v", v, err)
+		}
+	}
+	stop()
+
+	h := heldFS{FS: aof.OSFS(), reached: make(chan struct{}), release: make(chan struct{}), once: new(sync.Once)}
+	srv, addr, stop := nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No, FS: h}}, nil)
+	<-h.reached
+	c = dial(t, addr, 2)
+	// No reply: the node closes (without saving, as Redis while
+	// loading), and the connection with it.
+	if err := c.Send([]byte("SHUTDOWN")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Receive(); err == nil {
+		t.Fatalf("SHUTDOWN while loading replied %v", v)
+	}
+	close(h.release)
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node did not stop while loading")
+	}
+	got := 0
+	for slot := range 16384 {
+		got += srv.Keyspace().Shard(uint16(slot)).Len()
+	}
+	if got >= n {
+		t.Errorf("closed while loading, the node still loaded all %d keys", got)
+	}
 }

@@ -279,7 +279,7 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 	suppressed(mark)
 	c.txCtx = &c.ctx
 	defer func() { c.txCtx = nil }()
-	if s.aof != nil {
+	if s.loadedLog() != nil {
 		slot := int32(-1)
 		if !exclusive {
 			slot = int32(m.slot)

@@ -73,6 +73,9 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 	ld := &snapshotLoader{s: s, f: &filter, cur: -1}
 	st, err := aof.Replay(aof.ReplayOptions{Dir: o.Dir, FS: s.loadFS(), Logger: s.log, CutCorrupt: o.CutCorrupt, Snapshot: ld},
 		func(r *aof.Record) error {
+			if err := s.load.check(s); err != nil {
+				return err
+			}
 			out.Reset()
 			return s.replayRecord(r, &filter, &out)
 		})
@@ -87,7 +90,9 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 			return err
 		}
 	}
+	s.saves.mu.Lock() // INFO reads it, also while loading
 	s.saves.keysLoaded = int64(ld.keys) + s.saves.keysLoaded
+	s.saves.mu.Unlock()
 	if st.Records > 0 || ld.keys > 0 || adopt {
 		s.log.Info("append-only log loaded", "snapshot_keys", ld.keys, "records", st.Records, "bytes", st.Bytes,
 			"keys", s.keyCount(), "took", time.Since(start).Round(time.Millisecond))
@@ -106,7 +111,9 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 		}
 	}
 	ls := l.Stats()
+	s.saves.mu.Lock()
 	s.saves.rewriteBase = ls.BaseSize + ls.LogsSize
+	s.saves.mu.Unlock()
 	return nil
 }
 

@@ -81,7 +81,7 @@ func (sv *saver) claim(kind jobKind, now time.Time) {
 
 // persistEnabled reports whether SAVE/BGSAVE/BGREWRITEAOF have somewhere
 // to write.
-func (s *Server) persistEnabled() bool { return s.aof != nil || s.opts.Dir != "" }
+func (s *Server) persistEnabled() bool { return s.loadedLog() != nil || s.opts.Dir != "" }
 
 // launchJob claims the job slot for kind and runs it in the background;
 // s.saves.mu is held and nothing runs.
@@ -412,6 +412,9 @@ func (s *Server) cmdShutdown(c *client, args [][]byte) {
 		return
 	}
 	save, force := o.Save, o.Force
+	if s.load.active.Load() {
+		save = false // as Redis: never save a half-loaded dataset
+	}
 	if save {
 		var err error
 		if !s.persistEnabled() {
@@ -448,7 +451,9 @@ func (s *Server) loadStandalone() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("node: loading %s: %w", path, err)
 	}
+	s.saves.mu.Lock()
 	s.saves.keysLoaded = int64(ld.keys)
+	s.saves.mu.Unlock()
 	s.log.Info("snapshot loaded", "file", path, "keys", ld.keys, "took", time.Since(start).Round(time.Millisecond))
 	return true, nil
 }

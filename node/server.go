@@ -185,6 +185,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			started()
 			<-accepted
 			s.wg.Wait()
+			if errors.Is(err, errLoadAborted) {
+				s.log.Info("node closed while loading its data")
+				return nil // Close asked for it
+			}
 			return err
 		}
 	}

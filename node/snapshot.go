@@ -154,6 +154,9 @@ func (ld *snapshotLoader) Slot(slot uint16, lsn uint64) error {
 }
 
 func (ld *snapshotLoader) Entry(key, value []byte) error {
+	if err := ld.s.load.check(ld.s); err != nil {
+		return err
+	}
 	if ld.cur < 0 {
 		return fmt.Errorf("snapshot: entry %q before any slot", key)
 	}
