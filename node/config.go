@@ -126,7 +126,7 @@ func (s *Server) maxMemoryParam() redisconf.Param {
 			if !ok {
 				return nil, resp.ConfigReasonNotMemory
 			}
-			return func() { s.setMaxMemory(n) }, ""
+			return func() { s.maxMemorySet.Store(true); s.setMaxMemory(n) }, ""
 		},
 	}
 }

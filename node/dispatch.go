@@ -119,6 +119,14 @@ func (s *Server) execute(c *client, args [][]byte) {
 			return
 		}
 	}
+	// Before the OOM check (Redis does not evict or refuse for memory
+	// while loading) and anything that reads the log, which the load
+	// opens.
+	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
+		c.countRejected(cmd)
+		c.rejectCmd(cmd, resp.ErrLoading)
+		return
+	}
 	if s.mem.Over() && c.refusedOnOOM(cmd) {
 		c.countRejected(cmd)
 		c.rejectCmd(cmd, resp.ErrOOM)
@@ -127,12 +135,6 @@ func (s *Server) execute(c *client, args [][]byte) {
 	if c.monitor && monitor.Refused(cmd) {
 		c.countRejected(cmd)
 		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
-		return
-	}
-	// Before anything that reads the log, which the load opens.
-	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
-		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrLoading)
 		return
 	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {

@@ -59,3 +59,7 @@ func SlowSnapshotsForTest(s *Server, slotsPerPause int, d time.Duration) {
 		}
 	}
 }
+
+// OnLoadYieldForTest runs f each time a load done by Serve lets the
+// commands waiting for the keyspace in (loadState.check).
+func OnLoadYieldForTest(s *Server, f func()) { s.load.yielded = f }

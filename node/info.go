@@ -251,9 +251,6 @@ func (s *Server) infoErrorStats(c *client, b *infoBuf) {
 // expiring count, as in Redis. Inside EXEC the transaction already holds
 // the keyspace (client.txCtx), so nothing is locked again.
 func (s *Server) infoKeyspace(c *client, b *infoBuf) {
-	if s.load.active.Load() {
-		return // the load holds the keyspace (loading.go)
-	}
 	ctx := c.txCtx
 	if ctx == nil {
 		s.ks.RLock()

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -13,12 +14,12 @@ import (
 
 // Loading while serving (Options.LoadWhileServing). Redis accepts clients
 // while it loads its data and answers every command without the loading
-// flag with LOADING; INFO, CONFIG, CLIENT, HELLO, AUTH, ECHO, TIME and the
-// like run. The node does the same: Serve accepts at once, loads, and only
-// then starts its background work (expiry, rewrites, migrations) and lets
-// every command through. The load holds the keyspace exclusively, so a
-// command that needs the keyspace and is allowed while loading (WATCH)
-// waits for its end; INFO leaves the keyspace section out meanwhile.
+// flag with LOADING; INFO, CONFIG, CLIENT, HELLO, AUTH, ECHO, TIME, WATCH
+// and the like run. The node does the same: Serve accepts at once, loads,
+// and only then starts its background work (expiry, rewrites,
+// migrations) and lets every command through. The load holds the keyspace
+// exclusively but lets the waiting commands in every few hundred records
+// (loadState.check).
 
 // loadState is the load's progress, read by INFO.
 type loadState struct {
@@ -28,6 +29,8 @@ type loadState struct {
 	total   int64        // bytes of the files to load
 	done    atomic.Int64 // bytes read of them so far
 	checks  int          // check's calls (the loading goroutine's)
+	// yielded, for tests, runs while the load has let go of the keyspace.
+	yielded func()
 }
 
 // begin marks the load started and sizes it.
@@ -43,20 +46,33 @@ func (l *loadState) begin(s *Server) {
 // end lets every command through.
 func (l *loadState) end() { l.active.Store(false) }
 
+// loadYieldEvery is how many records or snapshot entries the load applies
+// between two turns of the commands waiting for the keyspace.
+const loadYieldEvery = 256
+
 // errLoadAborted stops a load when the node closes during it (SIGTERM,
 // SHUTDOWN): Redis too stops loading to exit.
 var errLoadAborted = errors.New("node: closed while loading")
 
-// check is called by the load for every record and snapshot entry: it
+// check is called by the load, which holds the keyspace exclusively, for
+// every record and snapshot entry. Every loadYieldEvery calls it lets the
+// commands served while loading that read the keyspace (WATCH, EXEC, the
+// HELP subcommands, INFO keyspace) take their turn, as Redis serves them
+// between chunks of its load; they see the records loaded so far. It
 // fails once the node is closing, so that a node asked to stop while it
-// loads does not first load everything. Only a load Serve runs stops.
+// loads does not first load everything. Only a load Serve runs does this.
 func (l *loadState) check(s *Server) error {
-	if !l.pending {
+	if !l.pending || !l.active.Load() {
 		return nil
 	}
-	if l.checks++; l.checks%1024 != 0 {
+	if l.checks++; l.checks%loadYieldEvery != 0 {
 		return nil
 	}
+	s.ks.Unlock() // RWMutex: waiting readers go first, then the load again
+	if l.yielded != nil {
+		l.yielded()
+	}
+	s.ks.Lock()
 	select {
 	case <-s.stop:
 		return errLoadAborted
@@ -98,7 +114,8 @@ func (s *Server) loadFS() aof.FS {
 	return countingFS{FS: s.fsys(), n: &s.load.done}
 }
 
-// dirSize is the total size of the files in dir (0 if it cannot be read).
+// dirSize is the total size of the files a load reads in dir (0 if it
+// cannot be read).
 func dirSize(fsys aof.FS, dir string) int64 {
 	names, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -106,6 +123,12 @@ func dirSize(fsys aof.FS, dir string) int64 {
 	}
 	var n int64
 	for _, name := range names {
+		// The log's files and the standalone snapshot: not the
+		// manifest, the lock, the cluster state or a leftover .tmp.
+		if !(strings.HasPrefix(name, "appendonly.") || name == snapshotFileName) ||
+			strings.HasSuffix(name, ".manifest") || strings.HasSuffix(name, ".tmp") {
+			continue
+		}
 		f, err := fsys.OpenFile(filepath.Join(dir, name), 0, 0)
 		if err != nil {
 			continue

@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func TestLoadWhileServing(t *testing.T) {
 	h := heldFS{FS: aof.OSFS(), reached: make(chan struct{}), release: make(chan struct{}), once: new(sync.Once)}
 	released := sync.OnceFunc(func() { close(h.release) })
 	t.Cleanup(released)
-	_, addr, _ = nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always, FS: h}}, nil)
+	_, addr, _ = nodetest.Start(t, node.Options{LoadWhileServing: true, MaxMemory: 1 << 30, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always, FS: h}}, nil)
 	select {
 	case <-h.reached:
 	case <-time.After(10 * time.Second):
@@ -83,6 +84,10 @@ func TestLoadWhileServing(t *testing.T) {
 		{[]string{"MULTI"}, "OK"},
 		{[]string{"SET", "d", "1"}, loading},
 		{[]string{"EXEC"}, "EXECABORT Transaction discarded because of previous errors."},
+		// No OOM while loading (Redis neither evicts nor refuses for
+		// memory then), and the setting outlives the load.
+		{[]string{"CONFIG", "SET", "maxmemory", "1"}, "OK"},
+		{[]string{"SET", "d", "1"}, loading},
 	} {
 		v, err := c.DoStrings(tc.args...)
 		if err != nil {
@@ -132,6 +137,10 @@ func TestLoadWhileServing(t *testing.T) {
 	if v, _ := c.DoStrings("DBSIZE"); v.Int != 3 {
 		t.Errorf("DBSIZE after the load = %v, want 3", v)
 	}
+	if v, _ := c.DoStrings("CONFIG", "GET", "maxmemory"); len(v.Elems) != 2 || v.Elems[1].Text() != "1" {
+		t.Errorf("CONFIG GET maxmemory after the load = %v, want the CONFIG SET during it (1)", v)
+	}
+	c.DoStrings("CONFIG", "SET", "maxmemory", "0")
 	if info := infoFields(t, c, "persistence"); info["loading"] != "0" || info["aof_enabled"] != "1" || info["loading_total_bytes"] != "" {
 		t.Errorf("after the load: loading:%s aof_enabled:%s loading_total_bytes:%q", info["loading"], info["aof_enabled"], info["loading_total_bytes"])
 	}
@@ -202,5 +211,77 @@ func TestLoadStopsOnClose(t *testing.T) {
 	}
 	if got >= n {
 		t.Errorf("closed while loading, the node still loaded all %d keys", got)
+	}
+}
+
+// TestLoadLetsCommandsIn: the commands served while loading that read the
+// keyspace (WATCH, EXEC, the HELP subcommands, INFO keyspace) are
+// answered between chunks of the load, as Redis answers them, not after
+// it; INFO keyspace counts the keys loaded so far.
+func TestLoadLetsCommandsIn(t *testing.T) {
+	dir := t.TempDir()
+	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, nil)
+	c := dial(t, addr, 2)
+	const n = 3000
+	for i := range n {
+		if err := c.Send([]byte("SET"), []byte("k"+strconv.Itoa(i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		if v, err := c.Receive(); err != nil || v.Text() != "OK" {
+			t.Fatalf("SET: %v %v", v, err)
+		}
+	}
+	stop()
+
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	_, addr, _ = nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, func(s *node.Server) {
+		node.OnLoadYieldForTest(s, func() {
+			once.Do(func() {
+				close(reached)
+				<-release // the first turn lasts until the test is done
+			})
+		})
+	})
+	defer close(release)
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the load never let commands in")
+	}
+	c = dial(t, addr, 2)
+	c.NetConn().SetDeadline(time.Now().Add(5 * time.Second)) // a command waiting for the load fails the test
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"PING"}, "LOADING Redis is loading the dataset in memory"},
+		{[]string{"WATCH", "k1"}, "OK"},
+		{[]string{"OBJECT", "HELP"}, ""},
+		{[]string{"XINFO", "HELP"}, ""},
+		{[]string{"MULTI"}, "OK"},
+		{[]string{"ECHO", "x"}, "QUEUED"},
+	} {
+		v, err := c.DoStrings(tc.args...)
+		if err != nil {
+			t.Fatalf("while loading, %q: %v", tc.args, err)
+		}
+		if tc.want != "" && v.Text() != tc.want {
+			t.Errorf("while loading, %q = %v, want %q", tc.args, v, tc.want)
+		}
+	}
+	v, err := c.DoStrings("EXEC")
+	if err != nil || v.Kind != difftest.Array || len(v.Elems) != 1 || v.Elems[0].Text() != "x" {
+		t.Errorf("while loading, EXEC of MULTI/ECHO x = %v %v", v, err)
+	}
+	info := infoFields(t, c, "keyspace")
+	keys := 0
+	if db0, ok := info["db0"]; ok {
+		fmt.Sscanf(db0, "keys=%d", &keys)
+	}
+	if keys <= 0 || keys >= n {
+		t.Errorf("INFO keyspace while loading: db0 %q, want the keys loaded so far (some of %d)", info["db0"], n)
 	}
 }

@@ -69,6 +69,7 @@ type Server struct {
 	stop           chan struct{}
 	draining       atomic.Bool     // set by Close: clients read no more commands
 	maxMemory      atomic.Uint64   // maxmemory as configured (CONFIG GET, INFO)
+	maxMemorySet   atomic.Bool     // CONFIG SET maxmemory has run
 	startupMemory  int64           // INFO used_memory_startup: the heap before any data
 	slowlog        *slowlog.Log    // SLOWLOG (slowlog.go)
 	cmdStats       *cmdstats.Table // INFO commandstats and latencystats (cmdstats.go)
@@ -177,8 +178,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// Clients are served from now on, with LOADING until the data
 		// is in (loading.go). "node listening" waits for the load:
 		// scripts take it to mean ready.
-		s.log.Info("node loading its data; clients get LOADING until it is in", "addr", ln.Addr().String(), "dir", s.opts.Dir)
 		s.load.begin(s)
+		if s.load.total > 0 {
+			s.log.Info("node loading its data; clients get LOADING until it is in", "addr", ln.Addr().String(), "dir", s.opts.Dir, "bytes", s.load.total)
+		}
+		// SIGTERM stops the load (loadState.check).
+		netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 		acceptLoop()
 		if err := s.loadData(); err != nil {
 			s.clients.Shut(func() { close(s.stop) }, func(c *client) { c.nc.Close() })
@@ -193,8 +198,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 
-	if s.opts.MaxMemory > 0 {
-		// After loading: replay and snapshots are not refused.
+	if s.opts.MaxMemory > 0 && !s.maxMemorySet.Load() {
+		// After loading: replay and snapshots are not refused. A CONFIG
+		// SET during the load wins, as in Redis.
 		s.setMaxMemory(uint64(s.opts.MaxMemory))
 	}
 	s.wg.Add(3)
@@ -251,8 +257,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.load.end()
 	s.log.Info("node listening", "addr", ln.Addr().String())
 	started()
-	netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 	if !s.load.pending {
+		netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
 		acceptLoop()
 	}
 	if err := <-accepted; err != nil {

@@ -760,11 +760,16 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 	}
 	br := bufio.NewReader(nc)
 	var buf []byte
-	for range cmds {
+	for i := range cmds {
 		v, err := readValue(br, &buf)
 		if err != nil {
 			nc.Close()
 			return nil, err
+		}
+		if ping && i == len(cmds)-1 && v.IsError() && bytes.HasPrefix(v.Str, []byte("LOADING ")) {
+			// A node loading its data is up: its commands answer
+			// LOADING, which clients retry, until it is in.
+			continue
 		}
 		if v.IsError() {
 			nc.Close()

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net"
 	"os"
@@ -137,3 +138,62 @@ func (l *logBuffer) String() string {
 
 // Logger is a text logger writing to l.
 func (l *logBuffer) Logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// TestHandshakeLoadingNode: a node loading its data answers PING with
+// LOADING; the proxy's checked handshake takes it for up (its commands
+// then answer LOADING, which clients retry), not for unreachable, which
+// would answer CLUSTERDOWN for its slots until the load ends. Any other
+// error to the PING still fails the handshake.
+func TestHandshakeLoadingNode(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		ok    bool
+	}{
+		{"-LOADING Redis is loading the dataset in memory\r\n", true},
+		{"+PONG\r\n", true},
+		{"-ERR something else\r\n", false},
+	} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					rd := resp.NewReader(c)
+					for {
+						if _, ok, err := rd.Next(); err != nil {
+							return
+						} else if ok {
+							c.Write([]byte(tc.reply))
+						} else if rd.Fill() != nil {
+							return
+						}
+					}
+				}()
+			}
+		}()
+		topo, err := NewStaticTopology([]string{ln.Addr().String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Options{Topology: topo, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := s.route.pool(0).handshake(context.Background(), 2, true)
+		if (err == nil) != tc.ok {
+			t.Errorf("PING answered %q: handshake error %v, want ok=%v", tc.reply, err, tc.ok)
+		}
+		if nc != nil {
+			nc.Close()
+		}
+		s.Close()
+		ln.Close()
+	}
+}
