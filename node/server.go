@@ -196,6 +196,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
+		if s.isClosed() {
+			// Closed during a load too short to notice: nothing to start.
+			started()
+			<-accepted
+			s.wg.Wait()
+			return nil
+		}
 	}
 
 	if s.opts.MaxMemory > 0 && !s.maxMemorySet.Load() {
