@@ -258,6 +258,15 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "maxmemory-policy", "noeviction", "maxmemory-policy", "noeviction"),
 			cs("CONFIG", "SET", "maxmemory", "0mb"), cs("CONFIG", "SET", "maxmemory", "0GB"),
 			cs("CONFIG", "SET", "proto-max-bulk-len", "512mb"), cs("CONFIG", "SET", "proto-max-bulk-len", "536870912b"),
+			// Parameters Redis changes at run time and the node keeps
+			// fixed: a value Redis would refuse gets Redis's reason.
+			cs("CONFIG", "SET", "appendonly", "maybe"), cs("CONFIG", "SET", "appendonly", "1"),
+			cs("CONFIG", "SET", "appendfsync", "bogus"), cs("CONFIG", "SET", "maxmemory-policy", "bogus"),
+			cs("CONFIG", "SET", "save", "bogus"), cs("CONFIG", "SET", "save", "3600"), cs("CONFIG", "SET", "save", "-1 1"),
+			cs("CONFIG", "SET", "timeout", "x"), cs("CONFIG", "SET", "hz", "1.5"), cs("CONFIG", "SET", "loglevel", "x"),
+			cs("CONFIG", "SET", "activerehashing", "x"), cs("CONFIG", "SET", "lazyfree-lazy-eviction", "1"),
+			cs("CONFIG", "SET", "appendfsync", "everysec", "appendonly", "maybe"),
+			cs("CONFIG", "SET", "appendonly", "maybe", "maxclients", "x"),
 			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"), cs("CONFIG", "REWRITE"), cs("CONFIG", "REWRITE", "x"), cs("config", "rewrite"),
 		}},
 	}

@@ -1,6 +1,11 @@
 package redisconf
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/shardgate/shardgate/internal/resp"
+)
 
 // IsRedisName reports whether Redis 7.0.15 knows the parameter (or
 // alias). A CONFIG SET of one a server does not serve answers Redis's
@@ -55,4 +60,65 @@ func containsFold(names []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// redisEnums are the values Redis 7.0.15 accepts for its enumerated
+// parameters that a server here keeps fixed, in the order its error
+// lists them.
+var redisEnums = map[string][]string{
+	"appendfsync":      {"everysec", "always", "no"},
+	"maxmemory-policy": {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
+	"loglevel":         {"debug", "verbose", "notice", "warning"},
+}
+
+// redisIntegers are integer parameters of Redis's that a server here keeps
+// fixed.
+var redisIntegers = []string{"timeout", "hz", "tcp-keepalive", "lua-time-limit", "busy-reply-threshold"}
+
+// redisValueReason is the reason Redis 7.0.15 gives for a bad value of a
+// parameter it can change at run time and a server here keeps fixed, or
+// "" when Redis would take the value: a value Redis rejects gets Redis's
+// error, not the immutable one, which is for values Redis would apply.
+// Bool parameters are those whose default is yes or no.
+func redisValueReason(name, v string) string {
+	name = strings.ToLower(name)
+	if opts, ok := redisEnums[name]; ok {
+		if !containsFold(opts, v) {
+			return "argument(s) must be one of the following: " + strings.Join(opts, ", ")
+		}
+		return ""
+	}
+	if name == "save" {
+		return saveReason(v)
+	}
+	if containsFold(redisIntegers, name) {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return resp.ConfigReasonNotInteger
+		}
+		return ""
+	}
+	for _, d := range redisDefaults {
+		if d[0] == name && (d[1] == "yes" || d[1] == "no") {
+			if !strings.EqualFold(v, "yes") && !strings.EqualFold(v, "no") {
+				return resp.ConfigReasonYesNo
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// saveReason checks a save value as Redis does: pairs of seconds and
+// changes, both non-negative integers, or empty (no save points).
+func saveReason(v string) string {
+	f := strings.Fields(v)
+	if len(f)%2 != 0 {
+		return "Invalid save parameters"
+	}
+	for _, x := range f {
+		if n, err := strconv.ParseInt(x, 10, 64); err != nil || n < 0 {
+			return "Invalid save parameters"
+		}
+	}
+	return ""
 }

@@ -136,6 +136,11 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 		value := string(pairs[2*i+1])
 		if p == nil || p.Check == nil {
 			// Redis could change it; this server keeps the value it has.
+			// A value Redis itself would refuse gets Redis's reason.
+			if reason := redisValueReason(keys[i], value); reason != "" {
+				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], reason))
+				return
+			}
 			if p == nil || !sameValue(value, p.Get()) {
 				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
 				return
