@@ -267,6 +267,8 @@ func TestDiffConnCommands(t *testing.T) {
 			cs("CONFIG", "SET", "activerehashing", "x"), cs("CONFIG", "SET", "lazyfree-lazy-eviction", "1"),
 			cs("CONFIG", "SET", "appendfsync", "everysec", "appendonly", "maybe"),
 			cs("CONFIG", "SET", "appendonly", "maybe", "maxclients", "x"),
+			cs("CONFIG", "SET", "sanitize-dump-payload", "x"), cs("CONFIG", "SET", "oom-score-adj", "x"),
+			cs("CONFIG", "SET", "tls-auth-clients", "x"),
 			cs("CONFIG", "RESETSTAT", "x"), cs("CONFIG", "RESETSTAT"), cs("CONFIG", "REWRITE"), cs("CONFIG", "REWRITE", "x"), cs("config", "rewrite"),
 		}},
 	}

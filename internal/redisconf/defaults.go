@@ -69,6 +69,10 @@ var redisEnums = map[string][]string{
 	"appendfsync":      {"everysec", "always", "no"},
 	"maxmemory-policy": {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
 	"loglevel":         {"debug", "verbose", "notice", "warning"},
+	// Enumerations whose default is yes or no: not bools.
+	"sanitize-dump-payload": {"no", "yes", "clients"},
+	"oom-score-adj":         {"no", "yes", "relative", "absolute"},
+	"tls-auth-clients":      {"no", "yes", "optional"},
 }
 
 // redisIntegers are integer parameters of Redis's that a server here keeps
