@@ -442,12 +442,9 @@ func (c *client) overQueryBufferLimit() bool {
 // argOverQueryBufferLimit is overQueryBufferLimit for a whole command: one
 // of its arguments alone is over the limit.
 func (c *client) argOverQueryBufferLimit(args [][]byte) bool {
-	if !resp.ArgOver(args, c.srv.opts.QueryBufferLimit) {
+	n := resp.QueryBufOf(args)
+	if int64(n) <= c.srv.opts.QueryBufferLimit {
 		return false
-	}
-	n := 0
-	for _, a := range args {
-		n = max(n, len(a)+2)
 	}
 	c.logQueryBufferLimit(n)
 	return true

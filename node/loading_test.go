@@ -169,26 +169,13 @@ func infoNames(t *testing.T, c *difftest.Conn, section string) []string {
 // stops loading rather than loading everything first, and Serve ends
 // cleanly.
 func TestLoadStopsOnClose(t *testing.T) {
-	dir := t.TempDir()
-	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, nil)
-	c := dial(t, addr, 2)
 	const n = 5000
-	for i := range n {
-		if err := c.Send([]byte("SET"), []byte("k"+strconv.Itoa(i)), []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range n {
-		if v, err := c.Receive(); err != nil || v.Text() != "OK" {
-			t.Fatalf("SET: %v %v", v, err)
-		}
-	}
-	stop()
+	dir := loggedKeys(t, n)
 
 	h := heldFS{FS: aof.OSFS(), reached: make(chan struct{}), release: make(chan struct{}), once: new(sync.Once)}
 	srv, addr, stop := nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No, FS: h}}, nil)
 	<-h.reached
-	c = dial(t, addr, 2)
+	c := dial(t, addr, 2)
 	// No reply: the node closes (without saving, as Redis while
 	// loading), and the connection with it.
 	if err := c.Send([]byte("SHUTDOWN")); err != nil {
@@ -219,25 +206,12 @@ func TestLoadStopsOnClose(t *testing.T) {
 // answered between chunks of the load, as Redis answers them, not after
 // it; INFO keyspace counts the keys loaded so far.
 func TestLoadLetsCommandsIn(t *testing.T) {
-	dir := t.TempDir()
-	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, nil)
-	c := dial(t, addr, 2)
 	const n = 3000
-	for i := range n {
-		if err := c.Send([]byte("SET"), []byte("k"+strconv.Itoa(i)), []byte("v")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range n {
-		if v, err := c.Receive(); err != nil || v.Text() != "OK" {
-			t.Fatalf("SET: %v %v", v, err)
-		}
-	}
-	stop()
+	dir := loggedKeys(t, n)
 
 	reached, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	_, addr, _ = nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, func(s *node.Server) {
+	_, addr, _ := nodetest.Start(t, node.Options{LoadWhileServing: true, AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, func(s *node.Server) {
 		node.OnLoadYieldForTest(s, func() {
 			once.Do(func() {
 				close(reached)
@@ -251,7 +225,7 @@ func TestLoadLetsCommandsIn(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the load never let commands in")
 	}
-	c = dial(t, addr, 2)
+	c := dial(t, addr, 2)
 	c.NetConn().SetDeadline(time.Now().Add(5 * time.Second)) // a command waiting for the load fails the test
 	for _, tc := range []struct {
 		args []string
@@ -284,4 +258,25 @@ func TestLoadLetsCommandsIn(t *testing.T) {
 	if keys <= 0 || keys >= n {
 		t.Errorf("INFO keyspace while loading: db0 %q, want the keys loaded so far (some of %d)", info["db0"], n)
 	}
+}
+
+// loggedKeys returns a data directory whose log holds n SETs (k0 ...),
+// written by a node that has stopped.
+func loggedKeys(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	_, addr, stop := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.No}}, nil)
+	c := dial(t, addr, 2)
+	for i := range n {
+		if err := c.Send([]byte("SET"), []byte("k"+strconv.Itoa(i)), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		if v, err := c.Receive(); err != nil || v.Text() != "OK" {
+			t.Fatalf("SET: %v %v", v, err)
+		}
+	}
+	stop()
+	return dir
 }

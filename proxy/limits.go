@@ -25,14 +25,11 @@ func (c *client) queryBufferExceeded() bool {
 // argOverQueryBufferLimit is queryBufferExceeded for a whole command: one
 // of its arguments alone is over the limit.
 func (c *client) argOverQueryBufferLimit(args [][]byte) bool {
-	if !resp.ArgOver(args, c.srv.opts.QueryBufferLimit) {
+	n := int64(resp.QueryBufOf(args))
+	if n <= c.srv.opts.QueryBufferLimit {
 		return false
 	}
-	n := 0
-	for _, a := range args {
-		n = max(n, len(a)+2)
-	}
-	c.logQueryBufferLimit(int64(n))
+	c.logQueryBufferLimit(n)
 	return true
 }
 

@@ -123,16 +123,16 @@ func (r *Reader) Pending() int {
 	return r.end - (r.start + from)
 }
 
-// ArgOver reports whether one of args is longer than limit with its
-// CRLF: what Redis's query buffer held alone at the read that completed
-// it, so Redis closes the client before running the command.
-func ArgOver(args [][]byte, limit int64) bool {
+// QueryBufOf is what Redis's query buffer held of a whole command at the
+// read that completed it: its longest argument with that argument's CRLF
+// (Redis moves each argument out once it is whole). Over
+// client-query-buffer-limit, Redis closes the client before running it.
+func QueryBufOf(args [][]byte) int {
+	n := 0
 	for _, a := range args {
-		if int64(len(a))+2 > limit {
-			return true
-		}
+		n = max(n, len(a)+2)
 	}
-	return false
+	return n
 }
 
 // Next parses the next buffered command. It returns ok=false when no

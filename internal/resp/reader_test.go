@@ -532,12 +532,9 @@ func TestPending(t *testing.T) {
 	}
 }
 
-func TestArgOver(t *testing.T) {
-	args := [][]byte{[]byte("SET"), make([]byte, 98)}
-	if ArgOver(args, 100) {
-		t.Error("an argument of 98 bytes (100 with CRLF) is over a limit of 100")
-	}
-	if !ArgOver(args, 99) {
-		t.Error("an argument of 98 bytes (100 with CRLF) is not over a limit of 99")
+func TestQueryBufOf(t *testing.T) {
+	args := [][]byte{[]byte("SET"), make([]byte, 98), []byte("k")}
+	if got := QueryBufOf(args); got != 100 {
+		t.Errorf("QueryBufOf = %d, want 100 (the longest argument with its CRLF)", got)
 	}
 }
