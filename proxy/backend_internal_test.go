@@ -21,30 +21,10 @@ import (
 // broken answers the node's maxclients error, not CLUSTERDOWN (the node is
 // up; it is full). It used to answer CLUSTERDOWN, depending on timing.
 func TestRefusalBeforeFirstSend(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
-			c.Close()
-		}
-	}()
-	topo, err := NewStaticTopology([]string{ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Topology: topo, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := proxyOverFake(t, func(c net.Conn) {
+		c.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
+		c.Close()
+	})
 	p := s.route.pool(0)
 	p.mu.Lock()
 	conn, err := p.dialLocked(2)
@@ -153,39 +133,19 @@ func TestHandshakeLoadingNode(t *testing.T) {
 		{"+PONG\r\n", true},
 		{"-ERR something else\r\n", false},
 	} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
+		s := proxyOverFake(t, func(c net.Conn) {
+			defer c.Close()
+			rd := resp.NewReader(c)
 			for {
-				c, err := ln.Accept()
-				if err != nil {
+				if _, ok, err := rd.Next(); err != nil {
+					return
+				} else if ok {
+					c.Write([]byte(tc.reply))
+				} else if rd.Fill() != nil {
 					return
 				}
-				go func() {
-					defer c.Close()
-					rd := resp.NewReader(c)
-					for {
-						if _, ok, err := rd.Next(); err != nil {
-							return
-						} else if ok {
-							c.Write([]byte(tc.reply))
-						} else if rd.Fill() != nil {
-							return
-						}
-					}
-				}()
 			}
-		}()
-		topo, err := NewStaticTopology([]string{ln.Addr().String()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(Options{Topology: topo, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		nc, err := s.route.pool(0).handshake(context.Background(), 2, true)
 		if (err == nil) != tc.ok {
 			t.Errorf("PING answered %q: handshake error %v, want ok=%v", tc.reply, err, tc.ok)
@@ -193,7 +153,35 @@ func TestHandshakeLoadingNode(t *testing.T) {
 		if nc != nil {
 			nc.Close()
 		}
-		s.Close()
-		ln.Close()
 	}
+}
+
+// proxyOverFake starts a proxy over one fake node that hands each
+// connection to serve (in its own goroutine); both stop with the test.
+func proxyOverFake(t *testing.T, serve func(net.Conn)) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	topo, err := NewStaticTopology([]string{ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Topology: topo, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
