@@ -139,21 +139,14 @@ func (c *nodeConn) send(reqs []*request, data []byte) bool {
 		// commands join this write. At -P 1 with 50 clients this cuts
 		// the proxy's CPU per request by about a fifth (fewer, larger
 		// writes to the node, which reads and answers them as one
-		// batch). Yield again while the write keeps growing: clients
-		// woken meanwhile join too (A/B at GET -P 1, 10 rounds: 3% more
-		// requests per second, 3% less proxy CPU per request).
-		n := len(c.out)
+		// batch). One yield, not more: yielding again while the write
+		// kept growing (up to 8 times) held the commands already
+		// gathered for as many turns of the run queue; with one yield
+		// the median p99 at -P 1 was 7-10% lower for the same requests
+		// per second (A/B, 18 interleaved rounds of GET and SET,
+		// bench/RESULTS.md).
 		c.mu.Unlock()
-		for range maxGatherYields {
-			runtime.Gosched()
-			c.mu.Lock()
-			grew := len(c.out) > n
-			n = len(c.out)
-			c.mu.Unlock()
-			if !grew {
-				break
-			}
-		}
+		runtime.Gosched()
 		c.mu.Lock()
 	}
 	for len(c.out) > 0 && c.broken == nil {
@@ -175,10 +168,6 @@ func (c *nodeConn) send(reqs []*request, data []byte) bool {
 	c.mu.Unlock()
 	return true
 }
-
-// maxGatherYields bounds how many times a writer yields while other
-// clients keep adding commands to its write.
-const maxGatherYields = 8
 
 // directWriteMin is the size from which a client's commands are written
 // without being copied into the connection's buffer.
