@@ -142,7 +142,7 @@ func (c *nodeConn) send(reqs []*request, data []byte) bool {
 		// batch). One yield, not more: yielding again while the write
 		// kept growing (up to 8 times) held the commands already
 		// gathered for as many turns of the run queue; with one yield
-		// the median p99 at -P 1 was 7-10% lower for the same requests
+		// the median p99 at -P 1 was 6-10% lower for the same requests
 		// per second (A/B, 18 interleaved rounds of GET and SET,
 		// bench/RESULTS.md).
 		c.mu.Unlock()

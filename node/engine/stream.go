@@ -319,24 +319,44 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(id StreamID, fv []
 // Get returns the live entry id's fields and values (valid until the
 // stream changes).
 func (s *Stream) Get(id StreamID) ([][]byte, bool) {
-	var out [][]byte
-	found := false
-	s.Range(id, id, false, func(_ StreamID, fv [][]byte) bool {
-		out = append([][]byte(nil), fv...)
-		found = true
-		return false
-	})
-	return out, found
+	var fv [][]byte
+	if !s.find(id, &fv) {
+		return nil, false
+	}
+	return fv, true
 }
 
 // Has reports whether id is a live entry.
-func (s *Stream) Has(id StreamID) bool {
-	found := false
-	s.Range(id, id, false, func(StreamID, [][]byte) bool {
-		found = true
+func (s *Stream) Has(id StreamID) bool { return s.find(id, nil) }
+
+// find reports whether id is a live entry and, when fv is not nil, puts
+// its fields and values in *fv (valid until the stream changes). The
+// records before id in its block are only stepped over: XCLAIM and
+// XAUTOCLAIM look entries up one by one, and a Range per lookup decoded
+// every field of the block up to the entry.
+func (s *Stream) find(id StreamID, fv *[][]byte) bool {
+	if len(s.blocks) == 0 {
 		return false
-	})
-	return found
+	}
+	b := s.blocks[s.blockFor(id)]
+	if id.Less(b.master) || b.last.Less(id) {
+		return false
+	}
+	for off := 0; off < len(b.buf); {
+		r := b.decode(off, nil)
+		if r.id.Less(id) {
+			off = r.next
+			continue
+		}
+		if r.id != id || r.flags&recDeleted != 0 {
+			return false
+		}
+		if fv != nil {
+			b.decode(off, fv)
+		}
+		return true
+	}
+	return false
 }
 
 // First returns the first live entry's id.

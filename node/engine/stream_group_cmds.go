@@ -401,15 +401,6 @@ func claimConsumer(c *Ctx, g *StreamGroup, name []byte) *StreamConsumer {
 	return g.CreateConsumer(name, c.Now)
 }
 
-// writeEntryOf replies with the live entry id of s: [id, [field, value,
-// ...]].
-func writeEntryOf(w *resp.Writer, s *Stream, id StreamID) {
-	s.Range(id, id, false, func(id StreamID, fv [][]byte) bool {
-		writeStreamEntry(w, id, fv)
-		return false
-	})
-}
-
 // cmdXclaim is XCLAIM key group consumer min-idle-time id [id ...] [IDLE
 // ms] [TIME ms-unix-time] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID
 // id]. The ids run up to the first argument that is not a strict id;
@@ -508,9 +499,14 @@ func cmdXclaim(c *Ctx) {
 	done := deferArray(c.W)
 	n := 0
 	var buf [44]byte
+	var fv [][]byte
+	entry := &fv // the claimed entry's fields, unless JUSTID
+	if justID {
+		entry = nil
+	}
 	for _, id := range ids {
 		e := g.Pending(id)
-		if !s.Has(id) {
+		if !s.find(id, entry) {
 			// The entry is gone from the stream: drop it from the PEL.
 			if e != nil {
 				g.Ack(e)
@@ -545,7 +541,7 @@ func cmdXclaim(c *Ctx) {
 		if justID {
 			c.W.Bulk(id.Append(buf[:0]))
 		} else {
-			writeEntryOf(c.W, s, id)
+			writeStreamEntry(c.W, id, fv)
 		}
 		n++
 		c.KS.Dirty(1)
@@ -649,6 +645,13 @@ func cmdXautoclaim(c *Ctx) {
 	// The claimed entries go to a side buffer: the cursor, known at the
 	// end of the walk, comes first in the reply.
 	claimed := &resp.Writer{Proto: c.W.Proto}
+	// One lookup per pending entry finds it live and, unless JUSTID,
+	// gives its fields for the reply.
+	var fv [][]byte
+	entry := &fv
+	if justID {
+		entry = nil
+	}
 	attempts := count * xautoclaimAttempts
 	cur, more := start, true
 	// Redis's loop: while (attempts-- && count && raxNext(&ri)).
@@ -661,7 +664,7 @@ func cmdXautoclaim(c *Ctx) {
 		}
 		id := p.ID
 		cur, more = id.Incr()
-		if !s.Has(id) {
+		if !s.find(id, entry) {
 			// Gone from the stream: dropped from the PEL, and (as in
 			// 7.0.15, which bounds its list of them by COUNT) counted.
 			g.Ack(p)
@@ -682,7 +685,7 @@ func cmdXautoclaim(c *Ctx) {
 			claimed.Bulk(id.Append(buf[:0]))
 		} else {
 			p.DeliveryCount++
-			writeEntryOf(claimed, s, id)
+			writeStreamEntry(claimed, id, fv)
 		}
 		n++
 		count--

@@ -112,6 +112,25 @@ func TestStreamModel(t *testing.T) {
 					t.Fatalf("seed %d step %d: Range(%v, %v, rev=%v) = %v, want %v", seed, step, a, b, rev, got, want)
 				}
 			}
+			if len(model) > 0 {
+				// Point lookups (XCLAIM, XAUTOCLAIM): a live entry, and
+				// an id at or just after one, live, deleted or never
+				// added.
+				e := model[rng.IntN(len(model))]
+				fv, ok := s.Get(e.id)
+				var sfv []string
+				for _, x := range fv {
+					sfv = append(sfv, string(x))
+				}
+				if !ok || !slices.Equal(sfv, e.fv) {
+					t.Fatalf("seed %d step %d: Get(%v) = %q, %v; want %q", seed, step, e.id, sfv, ok, e.fv)
+				}
+				probe := StreamID{e.id.Ms, e.id.Seq + uint64(rng.IntN(3))}
+				want := slices.ContainsFunc(model, func(m modelEntry) bool { return m.id == probe })
+				if s.Has(probe) != want {
+					t.Fatalf("seed %d step %d: Has(%v) = %v, want %v", seed, step, probe, !want, want)
+				}
+			}
 			if s.Len() != int64(len(model)) {
 				t.Fatalf("seed %d step %d: Len %d, model %d", seed, step, s.Len(), len(model))
 			}
