@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/loopserve"
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
@@ -160,20 +161,7 @@ func TestHandshakeLoadingNode(t *testing.T) {
 // connection to serve (in its own goroutine); both stop with the test.
 func proxyOverFake(t *testing.T, serve func(net.Conn)) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
+	ln := loopserve.Serve(t, serve)
 	topo, err := NewStaticTopology([]string{ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/cluster"
+	"github.com/shardgate/shardgate/internal/loopserve"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -266,34 +267,22 @@ func waitPoolState(t *testing.T, p *nodePool, st poolState) {
 // while it answers, and does not ask again while the view says so. Once
 // the node is unreachable too, a view declaring it dead is followed.
 func TestViewDeadVerified(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
 	var pings atomic.Int32
-	go func() {
+	ln := loopserve.Serve(t, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 4096)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					for range bytes.Count(buf[:n], []byte("PING")) {
-						pings.Add(1)
-						c.Write([]byte("+PONG\r\n"))
-					}
-				}
-			}()
+			for range bytes.Count(buf[:n], []byte("PING")) {
+				pings.Add(1)
+				c.Write([]byte("+PONG\r\n"))
+			}
 		}
-	}()
+	})
+	addr := ln.Addr().String()
 	view := func(st cluster.State) *cluster.View {
 		v := &cluster.View{Self: "ff", Slots: new([cluster.NumSlots]cluster.SlotOwner), Epoch: 1,
 			Members: []cluster.Member{{ID: "1", Role: cluster.RoleNode, Addr: addr, State: st}}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/internal/loopserve"
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
@@ -263,48 +264,35 @@ func TestCollectStatusEpochs(t *testing.T) {
 // node or proxy that answers the commands the status command sends.
 func fakeMember(t *testing.T, replies map[string]string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	ln := loopserve.Serve(t, func(c net.Conn) {
+		defer c.Close()
+		r := resp.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			args, ok, err := r.Next()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := resp.NewReader(c)
-				for {
-					args, ok, err := r.Next()
-					if err != nil {
-						return
-					}
-					if !ok {
-						if r.Fill() != nil {
-							return
-						}
-						continue
-					}
-					var parts []string
-					for _, a := range args {
-						parts = append(parts, strings.ToUpper(string(a)))
-					}
-					w := resp.NewWriter()
-					if rep, ok := replies[strings.Join(parts, " ")]; ok {
-						w.BulkString(rep)
-					} else if rep, ok := replies[parts[0]]; ok && strings.HasPrefix(rep, "-") {
-						w.Error(rep[1:])
-					} else {
-						w.Error("ERR unknown command '" + parts[0] + "'")
-					}
-					c.Write(w.B)
+			if !ok {
+				if r.Fill() != nil {
+					return
 				}
-			}()
+				continue
+			}
+			var parts []string
+			for _, a := range args {
+				parts = append(parts, strings.ToUpper(string(a)))
+			}
+			w := resp.NewWriter()
+			if rep, ok := replies[strings.Join(parts, " ")]; ok {
+				w.BulkString(rep)
+			} else if rep, ok := replies[parts[0]]; ok && strings.HasPrefix(rep, "-") {
+				w.Error(rep[1:])
+			} else {
+				w.Error("ERR unknown command '" + parts[0] + "'")
+			}
+			c.Write(w.B)
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 
