@@ -130,6 +130,15 @@ func TestConfigThroughProxyLikeNode(t *testing.T) {
 			{"CONFIG", "SET", "save", "yes", "databases", "abc"},
 			{"CONFIG", "SET", "appendonly", "abc", "appendonly", "yes"},
 			{"CONFIG", "SET", "maxclients", "x", "dir", "/x"},
+			// Values Redis refuses get Redis's reason, whoever holds
+			// the parameter.
+			{"CONFIG", "SET", "maxmemory", "abc"},
+			{"CONFIG", "SET", "proto-max-bulk-len", "1"},
+			{"CONFIG", "SET", "client-query-buffer-limit", "abc"},
+			{"CONFIG", "SET", "client-output-buffer-limit", "normal 0 0"},
+			{"CONFIG", "SET", "maxmemory-clients", "101%"},
+			{"CONFIG", "SET", "notify-keyspace-events", "Q"},
+			{"CONFIG", "SET", "lfu-decay-time", "-5"},
 			{"CONFIG", "GET"},
 			{"CONFIG", "GET", "maxmemory*"},
 			{"CONFIG", "GET", "nosuch"},

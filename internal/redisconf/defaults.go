@@ -1,7 +1,8 @@
 package redisconf
 
 import (
-	"strconv"
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -62,67 +63,219 @@ func containsFold(names []string, name string) bool {
 	return false
 }
 
-// redisEnums are the values Redis 7.0.15 accepts for its enumerated
-// parameters that a server here keeps fixed, in the order its error
-// lists them.
-var redisEnums = map[string][]string{
-	"appendfsync":      {"everysec", "always", "no"},
-	"maxmemory-policy": {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"},
-	"loglevel":         {"debug", "verbose", "notice", "warning"},
-	// Enumerations whose default is yes or no: not bools.
-	"sanitize-dump-payload": {"no", "yes", "clients"},
-	"oom-score-adj":         {"no", "yes", "relative", "absolute"},
-	"tls-auth-clients":      {"no", "yes", "optional"},
+// valueKind is what a Redis parameter takes as its value.
+type valueKind uint8
+
+const (
+	kindAny           valueKind = iota // any string
+	kindBool                           // yes or no
+	kindEnum                           // one of enum
+	kindInt                            // an integer (string2ll) in lo..hi
+	kindMemory                         // a memory amount (memtoull) in mlo..mhi
+	kindMemoryPercent                  // a memory amount in lo..hi, or a percentage up to pctMax
+)
+
+// valueRule is what CONFIG SET of one Redis parameter accepts
+// (redisValueRules, generated from redis-server by tools/genconfig).
+type valueRule struct {
+	kind     valueKind
+	lo, hi   int64
+	mlo, mhi uint64
+	pctMax   int64
+	enum     []string
 }
 
-// redisIntegers are integer parameters of Redis's that a server here keeps
-// fixed.
-var redisIntegers = []string{"timeout", "hz", "tcp-keepalive", "lua-time-limit", "busy-reply-threshold"}
+// reason is Redis's reason for refusing v, or "" when Redis takes it.
+func (r valueRule) reason(v string) string {
+	switch r.kind {
+	case kindBool:
+		if !strings.EqualFold(v, "yes") && !strings.EqualFold(v, "no") {
+			return resp.ConfigReasonYesNo
+		}
+	case kindEnum:
+		if !containsFold(r.enum, v) {
+			return resp.ConfigReasonEnum + strings.Join(r.enum, ", ")
+		}
+	case kindInt:
+		n, ok := resp.ParseInt([]byte(v))
+		if !ok {
+			return resp.ConfigReasonNotInteger
+		}
+		if n < r.lo || n > r.hi {
+			return fmt.Sprintf(resp.ConfigReasonRange, r.lo, r.hi)
+		}
+	case kindMemory:
+		n, ok := MemToULL(v)
+		if !ok {
+			return resp.ConfigReasonNotMemory
+		}
+		if n < r.mlo || n > r.mhi {
+			return fmt.Sprintf(resp.ConfigReasonRange, r.mlo, r.mhi)
+		}
+	case kindMemoryPercent:
+		// Redis stores a percentage as its negative, and so reads an
+		// amount past 2^63-1 bytes as one.
+		var n int64
+		if m, ok := MemToULL(v); ok {
+			n = int64(m)
+		} else if p, ok := percent(v); ok {
+			n = -p
+		} else {
+			return resp.ConfigReasonNotMemoryPct
+		}
+		if n < 0 {
+			if n < -r.pctMax {
+				return fmt.Sprintf(resp.ConfigReasonPercentMax, r.pctMax)
+			}
+		} else if n < r.lo || n > r.hi {
+			return fmt.Sprintf(resp.ConfigReasonRange, r.lo, r.hi)
+		}
+	}
+	return ""
+}
+
+// percent reads "<n>%" with n a non-negative string2ll integer.
+func percent(v string) (int64, bool) {
+	num, ok := strings.CutSuffix(v, "%")
+	if !ok || num == "" {
+		return 0, false
+	}
+	n, ok := resp.ParseInt([]byte(num))
+	return n, ok && n >= 0
+}
 
 // redisValueReason is the reason Redis 7.0.15 gives for a bad value of a
 // parameter it can change at run time and a server here keeps fixed, or
 // "" when Redis would take the value: a value Redis rejects gets Redis's
 // error, not the immutable one, which is for values Redis would apply.
-// Bool parameters are those whose default is yes or no.
 func redisValueReason(name, v string) string {
 	name = strings.ToLower(name)
-	if opts, ok := redisEnums[name]; ok {
-		if !containsFold(opts, v) {
-			return "argument(s) must be one of the following: " + strings.Join(opts, ", ")
-		}
-		return ""
-	}
-	if name == "save" {
+	switch name {
+	case "save":
 		return saveReason(v)
-	}
-	if containsFold(redisIntegers, name) {
-		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-			return resp.ConfigReasonNotInteger
+	case "client-output-buffer-limit":
+		return outputLimitReason(v)
+	case "notify-keyspace-events":
+		if i := strings.IndexFunc(v, func(c rune) bool { return !strings.ContainsRune(keyspaceEventClasses, c) }); i >= 0 {
+			return resp.ConfigReasonEventClass
+		}
+		return ""
+	case "oom-score-adj-values":
+		return oomScoreReason(v)
+	case "cluster-announce-hostname":
+		for _, c := range []byte(v) {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+				return resp.ConfigReasonHostname
+			}
 		}
 		return ""
 	}
-	for _, d := range redisDefaults {
-		if d[0] == name && (d[1] == "yes" || d[1] == "no") {
-			if !strings.EqualFold(v, "yes") && !strings.EqualFold(v, "no") {
-				return resp.ConfigReasonYesNo
-			}
-			return ""
+	if r, ok := redisValueRules[name]; ok {
+		return r.reason(v)
+	}
+	return ""
+}
+
+// keyspaceEventClasses are the characters notify-keyspace-events takes
+// (case matters).
+const keyspaceEventClasses = "Ag$lshzxeKEtmdn"
+
+// outputLimitReason checks client-output-buffer-limit as Redis does:
+// words split at each single space, in fours of class, hard and soft
+// limits (memory amounts) and soft seconds (a non-negative strtoll).
+func outputLimitReason(v string) string {
+	words := splitSpaces(v)
+	if len(words)%4 != 0 {
+		return resp.ConfigReasonOutputLimitArgs
+	}
+	for i := 0; i < len(words); i += 4 {
+		switch strings.ToLower(words[i]) {
+		case "normal", "slave", "replica", "pubsub":
+		default:
+			return resp.ConfigReasonOutputLimitClass
+		}
+		_, hardOK := MemToULL(words[i+1])
+		_, softOK := MemToULL(words[i+2])
+		secs, secsOK := strtoll(words[i+3])
+		// Redis keeps the seconds in an int: 2^31 and up wrap.
+		if !hardOK || !softOK || !secsOK || int32(secs) < 0 {
+			return resp.ConfigReasonOutputLimitValue
 		}
 	}
 	return ""
 }
 
-// saveReason checks a save value as Redis does: pairs of seconds and
-// changes, both non-negative integers, or empty (no save points).
-func saveReason(v string) string {
-	f := strings.Fields(v)
-	if len(f)%2 != 0 {
-		return "Invalid save parameters"
+// oomScoreReason checks oom-score-adj-values: three words split at each
+// single space, each a strtoll integer within -2000..2000.
+func oomScoreReason(v string) string {
+	words := splitSpaces(v)
+	if len(words) != 3 {
+		return resp.ConfigReasonWrongArgs
 	}
-	for _, x := range f {
-		if n, err := strconv.ParseInt(x, 10, 64); err != nil || n < 0 {
-			return "Invalid save parameters"
+	for _, w := range words {
+		if n, ok := strtoll(w); !ok || n < -2000 || n > 2000 {
+			return resp.ConfigReasonOOMScore
 		}
 	}
 	return ""
+}
+
+// strtoll reads s as C's strtoll with the whole string consumed: leading
+// white space and a sign allowed, no digits at all read as 0, and a value
+// out of range saturates (so it fails any bound check after).
+func strtoll(s string) (int64, bool) {
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		neg = t[0] == '-'
+		t = t[1:]
+		if t == "" {
+			return 0, false // strtoll stops before the sign
+		}
+	}
+	if t == "" {
+		return 0, s == "" // nothing read: the end pointer is s itself
+	}
+	var n int64
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (math.MaxInt64-int64(c-'0'))/10 {
+			n = math.MaxInt64
+			continue
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// saveReason checks a save value as Redis does: words split at each
+// single space, in pairs of seconds (at least 1) and changes (at least
+// 0), each a whole strtoll number; "" is no save points.
+func saveReason(v string) string {
+	words := splitSpaces(v)
+	if len(words)%2 != 0 {
+		return resp.ConfigReasonSave
+	}
+	for i, w := range words {
+		n, ok := strtoll(w)
+		if !ok || n < int64(1-i%2) {
+			return resp.ConfigReasonSave
+		}
+	}
+	return ""
+}
+
+// splitSpaces splits a multi-word CONFIG SET value as Redis does, at
+// each single space (two spaces make an empty word); "" has no words.
+func splitSpaces(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, " ")
 }

@@ -1,6 +1,7 @@
 package redisconf
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,6 +186,27 @@ func TestMemToULL(t *testing.T) {
 		got, ok := MemToULL(tc.in)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("MemToULL(%.20q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestStrtoll: whole-string strtoll as the multi-word parameters read
+// their numbers (TestDiffConfigSetValues checks the reasons built on it
+// against redis-server).
+func TestStrtoll(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"", 0, true}, {"0", 0, true}, {"+5", 5, true}, {"-05", -5, true}, {" \t7", 7, true},
+		{"7 ", 0, false}, {" ", 0, false}, {"-", 0, false}, {"+", 0, false}, {"1.5", 0, false},
+		{"0x10", 0, false}, {"99999999999999999999", math.MaxInt64, true},
+		{"-99999999999999999999", -math.MaxInt64, true},
+	} {
+		got, ok := strtoll(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("strtoll(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -126,6 +126,19 @@ const (
 	ConfigReasonNotMemory  = "argument must be a memory value"
 	ConfigReasonRange      = "argument must be between %d and %d inclusive"
 	ConfigReasonYesNo      = "argument must be 'yes' or 'no'"
+	// The rest of CONFIG SET's reasons for values (config.c), for
+	// parameters of Redis's a server here keeps fixed.
+	ConfigReasonEnum             = "argument(s) must be one of the following: " // then the values, ", " apart
+	ConfigReasonNotMemoryPct     = "argument must be a memory or percent value"
+	ConfigReasonPercentMax       = "percentage argument must be less or equal to %d"
+	ConfigReasonEventClass       = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+	ConfigReasonOutputLimitArgs  = "Wrong number of arguments in buffer limit configuration."
+	ConfigReasonOutputLimitClass = "Invalid client class specified in buffer limit configuration."
+	ConfigReasonOutputLimitValue = "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+	ConfigReasonWrongArgs        = "wrong number of arguments"
+	ConfigReasonOOMScore         = "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+	ConfigReasonSave             = "Invalid save parameters"
+	ConfigReasonHostname         = "Hostnames may only contain alphanumeric characters, hyphens or dots"
 	// latency-tracking-info-percentiles's reasons (config.c).
 	ConfigReasonPercentiles      = "Invalid latency-tracking-info-percentiles parameters"
 	ConfigReasonPercentilesRange = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
