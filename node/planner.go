@@ -198,7 +198,20 @@ func (m *migrator) statusText() string {
 	line("cluster_id", v.ClusterID)
 	line("cluster_my_id", v.Self)
 	line("cluster_table_epoch", v.Epoch)
-	for i, mb := range v.Members {
+	memberLines(v, line)
+	return b.String()
+}
+
+// memberLines writes the view's members as memberN:id=...,role=...,
+// addr=...,state=...,slots=... lines, numbered from 0.
+func memberLines(v *cluster.View, line func(k string, v any)) {
+	i := 0
+	for _, mb := range v.Members {
+		if mb.Role == cluster.RoleObserver && mb.State != cluster.StateAlive {
+			// A finished `cluster status` run: it owned and served
+			// nothing, and its record lingers until it is reaped.
+			continue
+		}
 		var rs []string
 		for _, r := range v.Ranges(mb.ID) {
 			if r[0] == r[1] {
@@ -209,8 +222,8 @@ func (m *migrator) statusText() string {
 		}
 		line("member"+strconv.Itoa(i), fmt.Sprintf("id=%s,role=%s,addr=%s,state=%s,slots=%s",
 			mb.ID, mb.Role, mb.Addr, mb.State, strings.Join(rs, " ")))
+		i++
 	}
-	return b.String()
 }
 
 func boolInt(b bool) int {
