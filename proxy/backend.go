@@ -35,9 +35,15 @@ type request struct {
 	unit int32
 }
 
-// complete stores the reply and counts the request off its batch.
+// complete stores the reply and counts the request off its batch. A
+// reply that would take the client past its output buffer limit is
+// dropped instead (the client is then closed).
 func (r *request) complete(reply []byte) {
-	r.reply = append(r.reply[:0], reply...)
+	if r.b.hold(len(reply)) {
+		r.reply = append(r.reply[:0], reply...)
+	} else {
+		r.reply = r.reply[:0]
+	}
 	r.b.doneOne()
 }
 
@@ -60,12 +66,47 @@ func (r *request) failWith(msg string) {
 
 // batch counts the replies a client still waits for; the last one wakes
 // the client with a single channel send.
+//
+// It also keeps the client's output buffer limit as the replies arrive:
+// held counts the reply bytes the client has not written yet (those
+// before the batch, then each reply kept), and past limit (0: none) the
+// replies are dropped and over is set. A pipeline of big reads (300 GETs
+// of a 10 MB value) would otherwise hold every reply before the limit is
+// checked, where Redis closes the client as soon as it is over.
 type batch struct {
 	remaining atomic.Int32
 	done      chan struct{}
+	limit     int64
+	held      atomic.Int64
+	over      atomic.Bool
 }
 
-func newBatch() *batch { return &batch{done: make(chan struct{}, 1)} }
+// newBatch returns a batch for a client with the given output buffer
+// limit (0: none).
+func newBatch(limit int64) *batch {
+	return &batch{done: make(chan struct{}, 1), limit: max(limit, 0)}
+}
+
+// start readies the batch for n requests, with pending reply bytes
+// already waiting to be written to the client.
+func (b *batch) start(n int, pending int) {
+	b.held.Store(int64(pending))
+	b.over.Store(false)
+	b.remaining.Store(int32(n))
+}
+
+// hold reports whether a reply of n bytes stays within the limit, and
+// counts it if so.
+func (b *batch) hold(n int) bool {
+	if b.limit == 0 {
+		return true
+	}
+	if b.over.Load() || b.held.Add(int64(n)) > b.limit {
+		b.over.Store(true)
+		return false
+	}
+	return true
+}
 
 func (b *batch) doneOne() {
 	if b.remaining.Add(-1) == 0 {

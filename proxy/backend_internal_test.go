@@ -40,7 +40,7 @@ func TestRefusalBeforeFirstSend(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	r := &request{b: newBatch()}
+	r := &request{b: newBatch(0)}
 	r.b.remaining.Store(1)
 	if conn.send([]*request{r}, resp.AppendCommand(nil, [][]byte{[]byte("GET"), []byte("k")})) {
 		t.Fatal("send on a broken connection succeeded")
@@ -172,4 +172,49 @@ func proxyOverFake(t *testing.T, serve func(net.Conn)) *Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestBatchHoldsRepliesWithinOutputLimit: replies are kept while the
+// client's unwritten replies stay within its output limit; from the one
+// that crosses it, replies are dropped as they arrive (not copied), so a
+// pipeline of big reads costs the proxy the limit, not every reply.
+func TestBatchHoldsRepliesWithinOutputLimit(t *testing.T) {
+	b := newBatch(100)
+	reqs := []*request{{b: b}, {b: b}, {b: b}, {b: b}}
+	b.start(len(reqs), 30) // 30 bytes of earlier replies not yet written
+	reply := []byte("$3\r\nabc\r\n")
+	long := []byte("$55\r\n" + strings.Repeat("x", 55) + "\r\n") // 62 bytes
+	reqs[0].complete(reply)                                      // 39
+	reqs[1].complete(long)                                       // 101: over
+	reqs[2].complete(reply)
+	reqs[3].complete(reply)
+	if string(reqs[0].reply) != string(reply) {
+		t.Errorf("first reply = %q, want it kept", reqs[0].reply)
+	}
+	for i, r := range reqs[1:] {
+		if len(r.reply) != 0 {
+			t.Errorf("reply %d = %q, want it dropped past the limit", i+1, r.reply)
+		}
+	}
+	if !b.over.Load() || b.held.Load() != 101 {
+		t.Errorf("over = %v, held = %d; want true, 101", b.over.Load(), b.held.Load())
+	}
+	select {
+	case <-b.done:
+	default:
+		t.Error("the batch is not done after its last reply")
+	}
+	// The next batch starts within the limit again; no limit keeps all.
+	b.start(1, 0)
+	reqs[0].complete(long)
+	if b.over.Load() || len(reqs[0].reply) != len(long) {
+		t.Errorf("after start: over = %v, reply %d bytes", b.over.Load(), len(reqs[0].reply))
+	}
+	unlimited := newBatch(0)
+	unlimited.start(1, 1<<40)
+	r := &request{b: unlimited}
+	r.complete(long)
+	if len(r.reply) != len(long) {
+		t.Errorf("no limit: reply %d bytes, want %d", len(r.reply), len(long))
+	}
 }

@@ -396,7 +396,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 	if conn.nodeID.Load() == 0 {
 		// Known before the client shows as blocked, for CLIENT UNBLOCK.
 		// The watchdog covers this round trip.
-		idReq := &request{b: newBatch()}
+		idReq := &request{b: newBatch(0)}
 		idReq.b.remaining.Store(1)
 		if !conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
 			// Broken already: a refusal at maxclients can arrive
@@ -541,7 +541,7 @@ func (c *client) unblockOnNode(st *blockState, mode []byte) (*request, bool) {
 	if err != nil {
 		return nil, false
 	}
-	r := &request{b: newBatch()}
+	r := &request{b: newBatch(0)}
 	r.b.remaining.Store(1)
 	return r, conn.send([]*request{r}, resp.AppendCommand(nil, args))
 }

@@ -176,7 +176,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		created: s.opts.Now(),
 		proto:   2,
 		authed:  s.cfg.RequirePass() == "",
-		b:       newBatch(),
+		b:       newBatch(s.opts.ClientOutputLimit),
 		sends:   make([]nodeSend, s.route.numPools()),
 		conns:   make([]*nodeConn, s.route.numPools()),
 		keyBuf:  make([]int, 0, 8),
@@ -464,7 +464,7 @@ func (c *client) sendQueued() bool {
 	if total == 0 {
 		return false
 	}
-	c.b.remaining.Store(int32(total))
+	c.b.start(total, len(c.w.B))
 	for i := range c.sends {
 		s := &c.sends[i]
 		if len(s.reqs) == 0 {
@@ -523,6 +523,9 @@ func (c *client) finishBatch() {
 		end = c.srv.statClock()
 	}
 	for i := range c.ops {
+		if c.b.over.Load() && c.outputExceeded() {
+			break // replies were dropped as they arrived: closed
+		}
 		o := &c.ops[i]
 		mark := len(c.w.B)
 		// A reply CLIENT REPLY OFF or SKIP drops is made all the same
@@ -652,6 +655,9 @@ func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
 		reqs[i] = c.forward(nodes[i], args)
 	}
 	c.dispatch()
+	if c.b.over.Load() {
+		c.outputExceeded() // the replies were dropped; the client is closed
+	}
 	out := make([]resp.Value, len(reqs))
 	for i, r := range reqs {
 		out[i] = decodeReply(r.reply)
@@ -664,8 +670,8 @@ func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
 // decodeReply decodes a complete reply, copying it so that the value
 // outlives the request's buffer.
 func decodeReply(b []byte) resp.Value {
-	v, _, err := resp.ParseValue(append([]byte(nil), b...))
-	if err != nil {
+	v, n, err := resp.ParseValue(append([]byte(nil), b...))
+	if err != nil || n == 0 { // n == 0: dropped over the output limit
 		return resp.Value{Type: '-', Str: []byte("ERR bad reply from node")}
 	}
 	return v

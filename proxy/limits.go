@@ -45,11 +45,18 @@ func (c *client) logQueryBufferLimit(qbuf int64) {
 // client's goroutine at its next read or write.
 func (c *client) outputExceeded() bool {
 	lim := c.srv.opts.ClientOutputLimit
-	if lim <= 0 || int64(len(c.w.B)) <= lim {
+	omem := int64(len(c.w.B))
+	if c.b.over.Load() {
+		// Replies were dropped as they arrived (batch.hold): omem is
+		// what the client would have held at the one that crossed.
+		omem = max(omem, c.b.held.Load())
+	}
+	if lim <= 0 || omem <= lim {
 		return false
 	}
 	c.srv.log.Warn("Client closed for overcoming of output buffer limits",
-		"client", c.id, "addr", c.raddr, "omem", len(c.w.B), "limit", lim)
+		"client", c.id, "addr", c.raddr, "omem", omem, "limit", lim)
+	c.b.over.Store(false)
 	c.w.B = nil
 	c.closing = true
 	c.nc.Close()
