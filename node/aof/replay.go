@@ -273,7 +273,10 @@ func (rp *replayer) file(name string, last bool) (cut bool, err error) {
 			if err := truncate(f, bad.off); err != nil {
 				return false, fmt.Errorf("aof: cutting the torn tail of %s: %w", path, err)
 			}
-			rp.o.Logger.Warn("aof: cut a torn record off the end of the log (a crash mid-write)",
+			// Damage confined to the last record looks the same as a
+			// write the crash cut short (a file may grow before its
+			// data reaches the disk): both are cut, and the line says so.
+			rp.o.Logger.Warn("aof: cut a torn record off the end of the log (a crash mid-write, or damage to the last record, which looks the same)",
 				"file", path, "offset", bad.off, "dropped_bytes", size-bad.off, "reason", bad.reason, "last_lsn", rp.prev)
 			rp.st.CutBytes += size - bad.off
 			rp.st.Bytes += bad.off
