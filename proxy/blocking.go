@@ -415,7 +415,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 	}
 
 	r := c.newRequest()
-	c.b.remaining.Store(1)
+	c.b.start(1, len(c.w.B))
 	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0, unblockReq: make(chan unblockMode, 1)}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)

@@ -271,6 +271,41 @@ func TestClientOutputLimit(t *testing.T) {
 	}
 }
 
+// TestClientOutputLimitPerBatch: the limit is on the replies a client
+// has not been sent yet, so replies it has read, from blocking commands
+// and transactions on dedicated connections as from plain ones, never add
+// up to it, however many there are.
+func TestClientOutputLimitPerBatch(t *testing.T) {
+	const limit = 1 << 20
+	var log proxy.LogBuffer
+	cl := proxytest.Start(t, 3, proxy.Options{ClientOutputLimit: limit, Logger: log.Logger()})
+	c := dial(t, cl.Addr, 2)
+	value := strings.Repeat("v", 100*1024)
+	do(t, c, "SET", "big", value)
+	push := []string{"RPUSH", "q"}
+	for range 30 {
+		push = append(push, value)
+	}
+	do(t, c, push...)
+	// 3 MB of replies in all, each series with no plain command between.
+	for i := range 30 {
+		if v := do(t, c, "BLPOP", "q", "0"); len(v.Elems) != 2 || len(v.Elems[1].Text()) != len(value) {
+			t.Fatalf("BLPOP %d: %v", i, v)
+		}
+	}
+	for i := range 30 {
+		do(t, c, "WATCH", "big")
+		do(t, c, "MULTI")
+		do(t, c, "GET", "big")
+		if v := do(t, c, "EXEC"); len(v.Elems) != 1 || len(v.Elems[0].Text()) != len(value) {
+			t.Fatalf("EXEC %d: %v", i, v)
+		}
+	}
+	if strings.Contains(log.String(), "output buffer limits") {
+		t.Errorf("a client reading its replies was closed for the output limit:\n%s", log.String())
+	}
+}
+
 // TestClientNotReadingIsBackpressured: without an output limit, a client
 // that never reads its replies stops being read from once the socket
 // buffers are full, so the proxy does not buffer its replies without

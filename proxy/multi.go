@@ -484,7 +484,7 @@ func (c *client) roundTripOn(conn *nodeConn, data [][]byte, n int) [][]byte {
 	for i := range reqs {
 		reqs[i] = c.newRequest()
 	}
-	c.b.remaining.Store(int32(n))
+	c.b.start(n, len(c.w.B))
 	if !conn.send(reqs, buf) {
 		for _, r := range reqs {
 			r.failWith(resp.ErrClusterDownSlot)
