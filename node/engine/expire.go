@@ -24,10 +24,12 @@ import (
 // Shards keep no separate index of expiring keys (that would cost a second
 // table write on every SET EX), so sampling walks the shard's key table
 // from a random start and gives up after expireScanFactor entries per
-// wanted sample. In a slot where a handful of keys with a TTL hide among
-// very many without, the cycle may miss them; lazy expiry (Lookup) still
-// hides and removes them on access, and DBSIZE counts them until then, as
-// Redis counts expired keys it has not reclaimed yet.
+// wanted sample, or, in a shard where keys with a TTL are sparse, after
+// as many entries as hold that many of them on average (twice over), up
+// to expireScanMax. 10 keys with a TTL among 100,000 without in one slot
+// are then all found in a second or two (each sample sees a sixth of the
+// shard), where a fixed 32 entries per wanted sample took tens of seconds
+// to come across them.
 
 // DefaultExpireBudget bounds one ExpireCycle: Redis gives the slow cycle
 // 25% of a 100 ms tick.
@@ -37,8 +39,12 @@ const (
 	// expireStalePercent: a shard is sampled again while more than this
 	// share of its sample had expired.
 	expireStalePercent = 25
-	// expireScanFactor bounds the entries examined per wanted sample.
+	// expireScanFactor bounds the entries examined per wanted sample
+	// where keys with a TTL are not sparse.
 	expireScanFactor = 32
+	// expireScanMax bounds the entries one sample of a sparse shard
+	// examines (the shard is locked meanwhile: about 0.1 ms).
+	expireScanMax = 16384
 )
 
 // expireCycleState is what the cycle remembers between runs.
@@ -121,6 +127,10 @@ func (ks *Keyspace) expireSample(s *Shard, now int64, want int) (checked, remove
 	}
 	want = min(want, int(s.expires))
 	budget := want * expireScanFactor
+	if keys, exp := int(s.keys.n), int(s.expires); keys/exp*2*want > budget {
+		// Sparse: scan enough entries to meet want TTL keys on average.
+		budget = min(keys/exp*2*want, expireScanMax)
+	}
 	for k, e := range s.keys.all() {
 		if budget == 0 {
 			break

@@ -354,6 +354,29 @@ func TestExpireCycle(t *testing.T) {
 	}
 }
 
+// TestExpireCycleSparse: a few keys with a TTL among very many without,
+// in one slot, are found by the active cycle within a few cycles, though
+// a sample walks only part of the shard's table.
+func TestExpireCycleSparse(t *testing.T) {
+	e := newKsEnv(t)
+	for i := range 100_000 {
+		e.set("{x}k"+strconv.Itoa(i), "v", 0)
+	}
+	for i := range 10 {
+		e.set("{x}t"+strconv.Itoa(i), "v", ksEnvNow+1)
+	}
+	removed, cycles := 0, 0
+	for ; removed < 10 && cycles < 200; cycles++ {
+		removed += e.ks.ExpireCycleWithin(ksEnvNow+2, 20, func() bool { return false })
+	}
+	if removed != 10 {
+		t.Fatalf("after %d cycles %d of the 10 expired keys removed", cycles, removed)
+	}
+	if got := e.do("DBSIZE"); got != ksInt(100_000) {
+		t.Errorf("DBSIZE = %q, want 100000", got)
+	}
+}
+
 func TestShardSet(t *testing.T) {
 	var b shardSet
 	if b.next(0) != -1 || b.nextWrap(5) != -1 {
