@@ -168,7 +168,7 @@ func (s *Server) resetStats() {
 	for _, n := range []interface{ Store(int64) }{
 		&st.connections, &st.commands, &st.rejected, &st.netInput, &st.netOutput,
 		&st.reads, &st.writes, &st.expireCycle, &st.unexpectedErrors,
-		&s.ks.Stats.ExpiredKeys, &s.ks.Stats.KeyspaceHits, &s.ks.Stats.KeyspaceMiss,
+		&s.ks.Stats.ExpiredKeys, &s.ks.Stats.KeyspaceHits, &s.ks.Stats.KeyspaceMiss, &s.ks.Stats.ExpireTimeCap,
 	} {
 		n.Store(0)
 	}

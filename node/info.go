@@ -228,6 +228,7 @@ func (s *Server) infoStats(c *client, b *infoBuf) {
 		Rejected:         st.rejected.Load(),
 		ExpiredKeys:      s.ks.Stats.ExpiredKeys.Load(),
 		ExpireCycleMs:    st.expireCycle.Load() / int64(time.Millisecond),
+		ExpireTimeCap:    s.ks.Stats.ExpireTimeCap.Load(),
 		KeyspaceHits:     s.ks.Stats.KeyspaceHits.Load(),
 		KeyspaceMisses:   s.ks.Stats.KeyspaceMiss.Load(),
 		UnexpectedErrors: st.unexpectedErrors.Load(),

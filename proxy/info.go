@@ -335,14 +335,14 @@ func infoClients(c *client, b *infoBuf) {
 }
 
 // infoStats is the proxy's own counters, with the data's (expired keys,
-// the expire cycle's time, keyspace hits and misses) summed over the
-// nodes that answer; the fields of what the proxy does not do
-// (replication, forks, Pub/Sub) are 0.
+// the expire cycle's time and the cycles it cut short, keyspace hits and
+// misses) summed over the nodes that answer; the fields of what the proxy
+// does not do (replication, forks, Pub/Sub) are 0.
 func infoStats(c *client, b *infoBuf, reqs []*request) {
 	sums := map[string]int64{}
 	nodeInfoLines(reqs, func(_ int, _, k, v string) {
 		switch k {
-		case "expired_keys", "expire_cycle_cpu_milliseconds", "keyspace_hits", "keyspace_misses":
+		case "expired_keys", "expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "keyspace_hits", "keyspace_misses":
 			n, _ := strconv.ParseInt(v, 10, 64)
 			sums[k] += n
 		}
@@ -360,6 +360,7 @@ func infoStats(c *client, b *infoBuf, reqs []*request) {
 		Rejected:       sinceReset(&st.rejected, &st.atReset.rejected),
 		ExpiredKeys:    sums["expired_keys"],
 		ExpireCycleMs:  sums["expire_cycle_cpu_milliseconds"],
+		ExpireTimeCap:  sums["expired_time_cap_reached_count"],
 		KeyspaceHits:   sums["keyspace_hits"],
 		KeyspaceMisses: sums["keyspace_misses"],
 		ErrorReplies:   c.srv.errs.Total(),

@@ -16,6 +16,7 @@ type Stats struct {
 	Rejected         int64 // rejected_connections
 	ExpiredKeys      int64
 	ExpireCycleMs    int64 // expire_cycle_cpu_milliseconds
+	ExpireTimeCap    int64 // expired_time_cap_reached_count
 	KeyspaceHits     int64
 	KeyspaceMisses   int64
 	UnexpectedErrors int64 // unexpected_error_replies
@@ -49,7 +50,7 @@ func StatsSection(st Stats, field func(k, v string)) {
 	// Redis's estimate of expired keys not yet reclaimed comes from its
 	// expire cycle's sampling, which shardgate's does not keep.
 	field("expired_stale_perc", "0.00")
-	zero("expired_time_cap_reached_count")
+	num("expired_time_cap_reached_count", st.ExpireTimeCap)
 	num("expire_cycle_cpu_milliseconds", st.ExpireCycleMs)
 	zero("evicted_keys", "evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
 	num("keyspace_hits", st.KeyspaceHits)

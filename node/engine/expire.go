@@ -89,6 +89,7 @@ func (ks *Keyspace) ExpireCycleWithin(now int64, sample int, stop func() bool) i
 		sampled += n
 		removed += x
 		if stopped || stop() {
+			ks.Stats.ExpireTimeCap.Add(1)
 			break
 		}
 		if sampled >= sample && removed*100 <= sampled*expireStalePercent {

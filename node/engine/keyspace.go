@@ -215,6 +215,9 @@ type Stats struct {
 	ExpiredKeys  atomic.Int64
 	KeyspaceHits atomic.Int64
 	KeyspaceMiss atomic.Int64
+	// ExpireTimeCap counts active expiry cycles that ended at their time
+	// budget with expired keys left (expired_time_cap_reached_count).
+	ExpireTimeCap atomic.Int64
 }
 
 // New returns an empty keyspace.

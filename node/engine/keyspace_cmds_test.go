@@ -349,6 +349,9 @@ func TestExpireCycle(t *testing.T) {
 	if n == 0 || n >= 5000 {
 		t.Errorf("budgeted cycle removed %d, want some but not all", n)
 	}
+	if got := e.ks.Stats.ExpireTimeCap.Load(); got != 1 {
+		t.Errorf("expired_time_cap_reached_count = %d after one cycle stopped by its budget, want 1", got)
+	}
 	if n := e.ks.ExpireCycle(ksEnvNow+2, 20); n == 0 {
 		t.Error("ExpireCycle removed nothing")
 	}
