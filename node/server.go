@@ -67,6 +67,7 @@ type Server struct {
 	fencedBatchEnd func()
 	wg             sync.WaitGroup
 	stop           chan struct{}
+	ready          chan struct{}   // closed once Serve serves commands ("node listening")
 	draining       atomic.Bool     // set by Close: clients read no more commands
 	maxMemory      atomic.Uint64   // maxmemory as configured (CONFIG GET, INFO)
 	maxMemorySet   atomic.Bool     // CONFIG SET maxmemory has run
@@ -103,6 +104,7 @@ func New(opts Options) (*Server, error) {
 		ks:    engine.New(),
 		start: o.Now(),
 		stop:  make(chan struct{}),
+		ready: make(chan struct{}),
 		// Before the config table, which serves its parameters.
 		slowlog:  slowlog.New(),
 		cmdStats: cmdstats.New(),
@@ -263,6 +265,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.load.end()
 	s.log.Info("node listening", "addr", ln.Addr().String())
+	close(s.ready)
 	started()
 	if !s.load.pending {
 		netserve.CloseOnDone(ctx, s.stop, func() { s.Close() })
@@ -283,6 +286,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Addr is the listening address, once Serve has started.
 func (s *Server) Addr() net.Addr { return s.clients.Addr() }
+
+// Ready is closed once Serve serves commands (after loading the data in
+// --dir, if any): when "node listening" is logged.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 func (s *Server) isClosed() bool { return s.clients.Closed() }
 

@@ -344,6 +344,14 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate up: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
 		return newExit(err)
 	}
+	// The banner comes after every node's "listening" line (their
+	// listeners already take connections), unless one failed to start.
+	for _, n := range nodes {
+		select {
+		case <-n.Ready():
+		case <-ctx.Done():
+		}
+	}
 	nodesWord := "nodes"
 	if *size == 1 {
 		nodesWord = "node"
