@@ -33,6 +33,8 @@ type request struct {
 	cmd  []byte
 	node int32
 	unit int32
+	// head: it is for the first command of a pipeline (refuse.go).
+	head bool
 }
 
 // complete stores the reply and counts the request off its batch. A

@@ -187,8 +187,14 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	if c.tryWithoutBlocking(n, cmd, args) {
 		return
 	}
-	c.countBlocked()
+	// The commands before it first: one of them may refuse the
+	// pipeline (refuse.go).
 	c.finishBatch()
+	if c.refused.on {
+		c.localError(resp.ErrClusterDown)
+		return
+	}
+	c.countBlocked()
 	if !c.flush() {
 		c.closing = true
 		c.addLocal(len(c.local.B))
@@ -210,12 +216,18 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	rs := blockRedirects{end: end}
 	for {
 		if n < 0 {
+			if c.readHead {
+				c.refused.begin()
+			}
 			c.localError(resp.ErrClusterDownSlot)
 			return
 		}
 		sent := time.Now()
 		reply, quit, cut, failMsg := c.blockOn(n, cmd, args)
 		if failMsg != "" {
+			if c.readHead {
+				c.refused.begin()
+			}
 			c.localError(failMsg)
 			return
 		}
@@ -513,6 +525,7 @@ wait:
 	}
 	reply = append([]byte(nil), r.reply...)
 	c.nreq = 0
+	c.refused.batchReset()
 	return reply, quit, cut, ""
 }
 
@@ -775,6 +788,7 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 // it cannot reach (CLUSTERDOWN, connection lost) rather than the node's.
 func nodeFailure(msg []byte) bool {
 	return bytes.HasPrefix(msg, []byte(resp.ErrClusterDownSlot)) ||
+		bytes.HasPrefix(msg, []byte(resp.ErrClusterDown)) ||
 		bytes.HasPrefix(msg, []byte(strings.SplitN(resp.ErrNodeConnLost, "%", 2)[0]))
 }
 

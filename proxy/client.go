@@ -109,6 +109,12 @@ type client struct {
 	blocked     atomic.Pointer[blockState]
 	pending     [][][]byte
 	pendingSize int
+
+	// refused: the first command of the pipeline being served could not
+	// reach its node, so the pipeline's later commands are refused too;
+	// readHead: the command being handled starts a pipeline (refuse.go).
+	refused  pipelineRefusal
+	readHead bool
 }
 
 // op is one command's place in the reply stream.
@@ -147,6 +153,9 @@ type nodeSend struct {
 	// appended after it (moved.go) and buf is kept until the batch ends.
 	sent int
 	used bool // had requests in the last dispatch (latency accounting)
+	// err is why the node cannot be sent to in this dispatch (nil: it
+	// can, on conns[i]).
+	err error
 }
 
 // replyMode is the CLIENT REPLY state of a connection.
@@ -283,6 +292,7 @@ func (s *Server) serveClient(c *client) {
 				return
 			}
 			c.handle(args)
+			c.readHead = false
 			if c.closing {
 				c.finishBatch()
 				if c.refusedHTTP {
@@ -302,6 +312,7 @@ func (s *Server) serveClient(c *client) {
 		if !c.flush() || !c.writeOwnLines() {
 			return
 		}
+		c.refusedBatchEnd()
 		if c.monitorStart {
 			c.startMonitor()
 		}
@@ -323,6 +334,7 @@ func (s *Server) serveClient(c *client) {
 		if err := c.rd.Fill(); err != nil {
 			return
 		}
+		c.refusedNextRead()
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
 		s.stats.reads.Add(1)
 	}
@@ -359,7 +371,7 @@ func (c *client) newRequest() *request {
 	}
 	r := c.reqs[c.nreq]
 	c.nreq++
-	r.cmd, r.node, r.unit = nil, noOwner, 0
+	r.cmd, r.node, r.unit, r.head = nil, noOwner, 0, c.readHead
 	return r
 }
 
@@ -370,6 +382,9 @@ func (c *client) forward(n int, args [][]byte) *request {
 	r := c.newRequest()
 	if n < 0 {
 		r.preset(resp.ErrClusterDownSlot)
+		if r.head {
+			c.refused.headPreset = true
+		}
 		return r
 	}
 	s := c.sendTo(n)
@@ -456,6 +471,10 @@ func (c *client) dispatch() (end int64) {
 
 // sendQueued sends what the nodes' sends hold beyond what was sent and
 // waits for the replies; false if there was nothing to send.
+//
+// Every node's connection is made ready first: when the node of a
+// pipeline's first command cannot be reached, the commands after it are
+// refused, wherever they go (refuse.go).
 func (c *client) sendQueued() bool {
 	total := 0
 	for i := range c.sends {
@@ -465,51 +484,92 @@ func (c *client) sendQueued() bool {
 		return false
 	}
 	c.b.start(total, len(c.w.B))
+	from := c.refused.from()
 	for i := range c.sends {
 		s := &c.sends[i]
 		if len(s.reqs) == 0 {
 			continue
 		}
-		p := c.srv.route.pool(i)
-		conn := c.conns[i]
-		var err error
-		if !p.served() {
-			err = errNodeDown
-		} else if conn == nil || conn.isBroken() {
-			conn, err = p.sharedConn(c.w.Proto, c.connIdx())
-			c.conns[i] = conn
+		if s.err = c.connect(i); s.err != nil && s.reqs[0].head && from == refuseNone {
+			from = refuseAfterHead
 		}
-		ok := err == nil && conn.send(s.reqs, s.buf[s.sent:])
-		if !ok && err == nil {
-			// The connection broke since it was cached (nothing was
-			// queued on it): one fresh one.
-			if conn, err = p.sharedConn(c.w.Proto, c.connIdx()); err == nil {
-				c.conns[i] = conn
-				ok = conn.send(s.reqs, s.buf[s.sent:])
+	}
+	if from != refuseNone {
+		c.refused.begin()
+	}
+	for i := range c.sends {
+		s := &c.sends[i]
+		if len(s.reqs) == 0 {
+			continue
+		}
+		reqs, data, refused := s.reqs, s.buf[s.sent:], []*request(nil)
+		if s.err == nil && from != refuseNone {
+			reqs, data, refused = cutAt(reqs, data, from)
+		}
+		if len(reqs) > 0 {
+			if msg := c.sendNode(i, s.err, reqs, data); msg == "" {
+				// Only what reaches the node counts as its requests
+				// and latency: CLUSTERDOWN answered here is neither.
+				s.used = true
+				c.srv.route.pool(i).requests.Add(int64(len(reqs)))
+			} else {
+				if reqs[0].head {
+					c.refused.begin()
+				}
+				for _, r := range reqs {
+					r.failWith(msg)
+				}
 			}
 		}
-		if ok {
-			// Only what reaches the node counts as its requests and
-			// latency: CLUSTERDOWN answered here is neither.
-			s.used = true
-			p.requests.Add(int64(len(s.reqs)))
-		} else {
-			msg := resp.ErrClusterDownSlot
-			if err != nil {
-				msg = connFailMsg(err)
-			} else if conn != nil {
-				msg = conn.failMsg()
-			}
-			for _, r := range s.reqs {
-				r.failWith(msg)
-			}
+		for _, r := range refused {
+			r.failWith(resp.ErrClusterDown)
 		}
+		s.err = nil
 		clear(s.reqs)
 		s.reqs = s.reqs[:0]
 		s.sent = len(s.buf)
 	}
 	<-c.b.done
 	return true
+}
+
+// connect readies c.conns[i], the client's connection to node i.
+func (c *client) connect(i int) error {
+	p := c.srv.route.pool(i)
+	if !p.served() {
+		return errNodeDown
+	}
+	if conn := c.conns[i]; conn != nil && !conn.isBroken() {
+		return nil
+	}
+	conn, err := p.sharedConn(c.w.Proto, c.connIdx())
+	c.conns[i] = conn
+	return err
+}
+
+// sendNode sends reqs, encoded as data, on the connection connect readied
+// (or failed to: err), and returns "" or the error reply for them.
+func (c *client) sendNode(i int, err error, reqs []*request, data []byte) string {
+	conn := c.conns[i]
+	ok := err == nil && conn.send(reqs, data)
+	if !ok && err == nil {
+		// The connection broke since it was cached (nothing was
+		// queued on it): one fresh one.
+		p := c.srv.route.pool(i)
+		if conn, err = p.sharedConn(c.w.Proto, c.connIdx()); err == nil {
+			c.conns[i] = conn
+			ok = conn.send(reqs, data)
+		}
+	}
+	switch {
+	case ok:
+		return ""
+	case err != nil:
+		return connFailMsg(err)
+	case conn != nil:
+		return conn.failMsg()
+	}
+	return resp.ErrClusterDownSlot
 }
 
 // finishBatch forwards what the batch holds, waits for the replies and
@@ -588,6 +648,7 @@ func (c *client) finishBatch() {
 		r.cmd = nil
 	}
 	c.nreq = 0
+	c.refused.batchReset()
 	c.split.reset()
 	c.local.Reset()
 	if cap(c.local.B) > 1<<20 {
@@ -664,6 +725,7 @@ func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
 		r.cmd = nil
 	}
 	c.nreq = 0
+	c.refused.batchReset()
 	return out
 }
 

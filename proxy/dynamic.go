@@ -135,6 +135,16 @@ func (r *routing) pool(n int) *nodePool { return (*r.pools.Load())[n] }
 // numPools is the number of pools ever created.
 func (r *routing) numPools() int { return len(*r.pools.Load()) }
 
+// someDown reports whether a pool is down or dead (a few atomic loads).
+func (r *routing) someDown() bool {
+	for _, p := range r.all() {
+		if p.down.Load() || p.getState() == poolDead {
+			return true
+		}
+	}
+	return false
+}
+
 // ownerOf returns the pool serving slot, or noOwner.
 func (r *routing) ownerOf(slot uint16) int {
 	return int(r.owner[slot&(slots.Count-1)].Load())

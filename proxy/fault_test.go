@@ -179,14 +179,14 @@ func TestDeadNodeRecoversOnSameAddress(t *testing.T) {
 			}
 		})
 	}
-	// A pipeline over every node: the dead node's replies are errors, the
-	// others are values, all in order.
-	for _, k := range []string{k0, k1, k2, k0, k1, k2} {
-		if err := c.Send([]byte("GET"), []byte(k)); err != nil {
-			t.Fatal(err)
-		}
+	// A pipeline over every node, written at once: the dead node's
+	// replies are errors, the others are values, all in order (its first
+	// command is a live node's: see refuse_test.go for the other case).
+	keys := []string{k0, k1, k2, k0, k1, k2}
+	if err := c.WriteRaw(pipeline(len(keys), func(i int) []string { return []string{"GET", keys[i]} })); err != nil {
+		t.Fatal(err)
 	}
-	for i, k := range []string{k0, k1, k2, k0, k1, k2} {
+	for i, k := range keys {
 		v, err := c.Receive()
 		if err != nil {
 			t.Fatal(err)
@@ -392,15 +392,15 @@ func TestSilentNode(t *testing.T) {
 	if v := do(t, other, "GET", k2); v.IsError() || v.Text() == "" {
 		t.Errorf("the live node's counter: %v", v)
 	}
-	// A pipeline mixing the silent node and a live one: errors for the
-	// silent node's commands, values for the others, in order.
-	for i := range 10 {
-		k := k0
+	// A pipeline mixing the silent node and a live one, written at once:
+	// errors for the silent node's commands, values for the others, in
+	// order.
+	c.WriteRaw(pipeline(10, func(i int) []string {
 		if i%2 == 1 {
-			k = k1
+			return []string{"GET", k1}
 		}
-		c.Send([]byte("GET"), []byte(k))
-	}
+		return []string{"GET", k0}
+	}))
 	timed(t, "a pipeline touching a silent node", promptly, func() {
 		for i := range 10 {
 			v, err := c.Receive()

@@ -496,6 +496,7 @@ func (c *client) roundTripOn(conn *nodeConn, data [][]byte, n int) [][]byte {
 		out[i] = append([]byte(nil), r.reply...)
 	}
 	c.nreq = 0
+	c.refused.batchReset()
 	return out
 }
 

@@ -23,6 +23,10 @@ const (
 	// ErrClusterDownSlot is Redis Cluster's reply for a slot nobody
 	// serves; the proxy gives it for the slots of a node it cannot reach.
 	ErrClusterDownSlot = "CLUSTERDOWN Hash slot not served"
+	// ErrClusterDown is Redis Cluster's reply to keyed commands while the
+	// cluster is down; the proxy gives it to the rest of a pipeline one
+	// of whose commands could not reach its node (proxy/refuse.go).
+	ErrClusterDown = "CLUSTERDOWN The cluster is down"
 	// ErrClusterDownNode (proxy) answers a command that needs every node
 	// (DBSIZE, KEYS, FLUSHALL ...) while one cannot be reached: it has
 	// no slot of its own to name, so the node is named instead.

@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/shardgate/shardgate/internal/rawio"
+)
+
+// pipelineRefusal keeps a client's pipeline refused once its first
+// command could not reach its node: the proxy answered it CLUSTERDOWN (the
+// node is down, or nobody serves the slot) or with the node's maxclients
+// error. The pipeline's later commands, wherever they go, are then
+// answered CLUSTERDOWN The cluster is down without running.
+//
+// A cluster client whose pipeline to one node gets one of those errors for
+// its first command retries the whole pipeline (go-redis's ClusterClient,
+// up to 4 runs in all), and through the proxy that pipeline holds every
+// command the client sends: those that ran on other nodes would run once
+// more per retry. A Redis Cluster whose master died refuses every keyed
+// command while its state is fail, so nothing runs twice there either.
+// A command refused further down a pipeline is not retried that way, and
+// the commands after it run as usual.
+//
+// A pipeline spans reads: it goes on while more of its bytes were
+// already there when the replies to the last batch were written (a
+// command still half read, or bytes in the socket that no read had
+// taken), so the client sent them before it could see those replies; a
+// read that follows a batch end with nothing more waiting starts a
+// pipeline, and its first command is the pipeline's (request.head), as
+// for a client that reads every reply before it sends again (a cluster
+// client). A refused pipeline stays refused for at most
+// refusedPipelineMax, which bounds how long a client that never stops
+// writing is refused. Only the rest of a pipeline that reaches the proxy
+// after the replies to its first part were written (a client descheduled
+// in the middle of writing it) is misjudged: its first command is taken
+// for a pipeline's, and the rest of a refused one may run.
+type pipelineRefusal struct {
+	on   bool
+	at   time.Time // when on was set
+	more bool      // more bytes were waiting at the last batch end
+	// headPreset: a request of the batch's first command was answered
+	// CLUSTERDOWN without being sent (a slot nobody serves).
+	headPreset bool
+}
+
+// refusedPipelineMax bounds how long one pipeline stays refused.
+const refusedPipelineMax = time.Second
+
+// refuseFrom says which requests of a batch are refused.
+type refuseFrom uint8
+
+const (
+	refuseNone      refuseFrom = iota
+	refuseAfterHead            // those after the first command's
+	refuseAll
+)
+
+// from is what the batch refuses so far.
+func (p *pipelineRefusal) from() refuseFrom {
+	switch {
+	case p.on:
+		return refuseAll
+	case p.headPreset:
+		return refuseAfterHead
+	}
+	return refuseNone
+}
+
+// begin marks the pipeline refused.
+func (p *pipelineRefusal) begin() {
+	if !p.on {
+		p.on, p.at = true, time.Now()
+	}
+}
+
+// batchReset forgets the batch's preset requests.
+func (p *pipelineRefusal) batchReset() { p.headPreset = false }
+
+// refusedBatchEnd notes, once a batch's replies are written, whether more
+// of the client's bytes are already there: then the next read goes on
+// with the same pipeline. The socket is asked only while the pipeline is
+// refused or some node is down, where the answer may matter (a system
+// call per batch, spent for nothing otherwise).
+func (c *client) refusedBatchEnd() {
+	more := c.rd.Buffered() > 0
+	if !more && (c.refused.on || c.srv.route.someDown()) {
+		more = rawio.Unread(c.nc)
+	}
+	c.refused.more = more
+}
+
+// refusedNextRead ends the refusal after a read, unless the bytes read
+// continue the refused pipeline, and tells whether the read starts a
+// pipeline (readHead).
+func (c *client) refusedNextRead() {
+	p := &c.refused
+	if p.on && (!p.more || time.Since(p.at) > refusedPipelineMax) {
+		p.on = false
+	}
+	c.readHead = !p.more
+}
+
+// cutAt splits a node's requests, and data, their encoded commands, into
+// those sent and those refused: all of them, or those after the first
+// command's. A node's requests come in the client's order, the first
+// command's first, with one encoding per unit, except after a
+// redirection (an ASKING request, with none, added later); if the cut
+// cannot be told, all are sent.
+func cutAt(reqs []*request, data []byte, from refuseFrom) (send []*request, sendData []byte, refused []*request) {
+	k, n := 0, 0
+	for from == refuseAfterHead && k < len(reqs) && reqs[k].head {
+		r := reqs[k]
+		if r.unit <= 0 || r.cmd == nil || k+int(r.unit) > len(reqs) {
+			return reqs, data, nil
+		}
+		n += len(r.cmd)
+		k += int(r.unit)
+	}
+	for _, r := range reqs[k:] {
+		if r.head && from != refuseAll {
+			return reqs, data, nil
+		}
+	}
+	if n > len(data) {
+		return reqs, data, nil
+	}
+	return reqs[:k], data[:n], reqs[k:]
+}

@@ -1,0 +1,118 @@
+package proxy_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/proxy"
+)
+
+// TestPipelineRefusedAfterDownHead: a pipeline whose first command's node
+// is down gets CLUSTERDOWN for its keyed commands after it too, without
+// running them, however many reads it spans; one that reaches the down
+// node further along runs the rest as before; the client's next command,
+// sent after it read the replies, runs.
+func TestPipelineRefusedAfterDownHead(t *testing.T) {
+	down := freeAddr(t)
+	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: time.Minute})
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	c := dial(t, addr, 2)
+	if v := do(t, c, "INCR", k1); v.Text() != resp.ErrClusterDownSlot {
+		t.Fatalf("INCR on the down node's slot: %v", v)
+	}
+	receive := func(what string, want ...string) {
+		t.Helper()
+		for i, w := range want {
+			v, err := c.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Text(); v.IsError() && got != w || !v.IsError() && fmt.Sprint(v.Int) != w && got != w {
+				t.Errorf("%s: reply %d = %v, want %s", what, i, v, w)
+			}
+		}
+	}
+	send := func(b []byte) {
+		t.Helper()
+		if err := c.WriteRaw(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	send(pipeline(4, func(i int) []string {
+		return [][]string{{"INCR", k1}, {"RPUSH", k0, "x"}, {"PING"}, {"RPUSH", k2, "x"}}[i]
+	}))
+	receive("down node first", resp.ErrClusterDownSlot, resp.ErrClusterDown, "PONG", resp.ErrClusterDown)
+	for _, k := range []string{k0, k2} {
+		if v := do(t, c, "LLEN", k); v.Int != 0 {
+			t.Errorf("LLEN %s after a refused pipeline = %v, want 0", k, v)
+		}
+	}
+
+	send(pipeline(3, func(i int) []string {
+		return [][]string{{"RPUSH", k0, "y"}, {"INCR", k1}, {"RPUSH", k2, "y"}}[i]
+	}))
+	receive("down node second", "1", resp.ErrClusterDownSlot, "1")
+
+	// One write, far bigger than a read: every part is refused.
+	const n = 20000
+	send(pipeline(n+1, func(i int) []string {
+		if i == 0 {
+			return []string{"INCR", k1}
+		}
+		return []string{"RPUSH", k0, strings.Repeat("v", 20)}
+	}))
+	want := make([]string, n+1)
+	want[0] = resp.ErrClusterDownSlot
+	for i := 1; i <= n; i++ {
+		want[i] = resp.ErrClusterDown
+	}
+	receive("long pipeline", want...)
+	if v := do(t, c, "LLEN", k0); v.Int != 1 {
+		t.Errorf("LLEN %s after the long refused pipeline = %v, want 1", k0, v)
+	}
+	if v := do(t, c, "RPUSH", k2, "z"); v.Int != 2 {
+		t.Errorf("RPUSH after the refused pipeline's replies: %v, want 2", v)
+	}
+}
+
+// TestClusterClientPipelineRunsOnce: go-redis's ClusterClient retries a
+// pipeline whose first command answers CLUSTERDOWN, three times; through
+// the proxy, the commands in it for live nodes still run once at most.
+func TestClusterClientPipelineRunsOnce(t *testing.T) {
+	down := freeAddr(t)
+	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: time.Minute})
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	defer cc.Close()
+	ctx := context.Background()
+	for range 3 {
+		_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, k1)
+			p.RPush(ctx, k0, "x")
+			p.Incr(ctx, k2)
+			return nil
+		})
+		if err == nil || !strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+			t.Fatalf("pipeline with its first command on a down node: err %v", err)
+		}
+	}
+	n, err := cc.LLen(ctx, k0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cc.Get(ctx, k2).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	if n != 0 || v != "" {
+		t.Errorf("after 3 refused pipelines: LLEN %s = %d, GET %s = %q; want 0 and nil (nothing ran)", k0, n, k2, v)
+	}
+}
