@@ -609,11 +609,12 @@ func (c *nodeConn) cutOff() {
 // attachLocked makes nc, a handshaken connection, one of the pool's and
 // starts its reader; the node is up again if it was down. p.mu is held.
 func (p *nodePool) attachLocked(nc net.Conn, proto int) (*nodeConn, error) {
-	if p.srv.isClosed() {
+	if p.srv.nodesClosed.Load() {
 		// Close may have closed the pool's connections while this one
 		// was being made (a watchdog probe started just before it):
-		// under p.mu, either this sees the server closed or closeAll
-		// sees the connection.
+		// under p.mu, either this sees them closed or closeAll sees
+		// the connection. During the shutdown grace before that, the
+		// clients' commands already read still get connections.
 		nc.Close()
 		return nil, errNodeDown
 	}

@@ -1042,3 +1042,54 @@ func TestCloseRacingServe(t *testing.T) {
 	}
 	goleak.VerifyNone(t, goleak.IgnoreCurrent())
 }
+
+// TestShutdownGraceDialsNodes: a command read before Close that needs a
+// new node connection gets one during the shutdown grace and its node's
+// reply. It used to get CLUSTERDOWN from a healthy node: connections made
+// once Close had begun were refused.
+func TestShutdownGraceDialsNodes(t *testing.T) {
+	authSeen, release, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var seen sync.Once
+	nodeAddr := fakeNode(t, func(c net.Conn) {
+		serveCommands(c, func(args [][]byte) string {
+			if strings.EqualFold(string(args[0]), "AUTH") {
+				seen.Do(func() { close(authSeen) })
+				select { // the handshake waits until Close has begun
+				case <-release:
+				case <-ended:
+				}
+			}
+			return "+OK\r\n"
+		})
+	})
+	t.Cleanup(func() { close(ended) }) // before fakeNode's, which waits for its handlers
+	topo, err := proxy.NewStaticTopology([]string{nodeAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, stop := proxytest.StartProxy(t, proxy.Options{Topology: topo, NodePassword: "pw", ShutdownGrace: 5 * time.Second})
+	c := dial(t, addr, 2)
+	if err := c.Send([]byte("SET"), []byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-authSeen:
+	case <-time.After(promptly):
+		t.Fatal("the proxy did not dial the node")
+	}
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	waitFor(t, "Close to stop accepting", promptly, func() bool {
+		nc, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			nc.Close()
+		}
+		return err != nil
+	})
+	close(release)
+	v, err := c.Receive()
+	if err != nil || v.Text() != "OK" {
+		t.Errorf("SET read before Close, during the grace: %v, %v; want OK", v, err)
+	}
+	<-stopped
+}

@@ -54,7 +54,10 @@ type Server struct {
 	stop     chan struct{}
 	pause    clientpause.Pause // CLIENT PAUSE (pause.go)
 	// draining is set by Close: clients read no more commands.
-	draining atomic.Bool
+	// nodesClosed is set once the grace is over and the node
+	// connections are being closed: no new one is made from then on.
+	draining    atomic.Bool
+	nodesClosed atomic.Bool
 	// tableKnown is closed (tableSeen set) once a cluster-mode proxy
 	// has the cluster's slot table (noteTable).
 	tableKnown chan struct{}
@@ -233,6 +236,7 @@ func (s *Server) Close() error {
 	}
 	close(s.stop)
 	s.stopStats()
+	s.nodesClosed.Store(true)
 	// Close the node connections before waiting for the clients: a client
 	// waiting for a node that does not answer would wait for the watchdog,
 	// which has stopped. Connections dialed meanwhile are closed after.
