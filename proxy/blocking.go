@@ -59,13 +59,17 @@ type blockState struct {
 	// for TIMEOUT) to the blocked client, which asks its node until the
 	// command ends: the node may not have blocked it yet.
 	unblockReq chan unblockMode
+	// ended is closed with done set: the node has answered the command,
+	// so nothing pushed from then on can be served to it.
+	ended chan struct{}
 }
 
 // unblockMode is a CLIENT UNBLOCK's TIMEOUT|ERROR argument (nil: TIMEOUT).
 type unblockMode struct{ mode []byte }
 
 // requestUnblock hands a CLIENT UNBLOCK to the blocked client; false if
-// its command has finished.
+// its command has finished. The caller waits for st.ended (awaitEnded)
+// before it answers, as Redis answers once the client is unblocked.
 func (st *blockState) requestUnblock(mode []byte) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -80,6 +84,19 @@ func (st *blockState) requestUnblock(mode []byte) bool {
 	default: // one is pending already: the command ends either way
 	}
 	return true
+}
+
+// awaitEnded waits until the blocked command has ended on its node, for
+// at most NodeTimeout: a CLIENT UNBLOCK or CLIENT KILL answers then, so
+// that what another client pushes after that reply goes to the next
+// waiter, as in Redis, and not to the command being ended.
+func (s *Server) awaitEnded(st *blockState) {
+	t := time.NewTimer(s.opts.NodeTimeout)
+	defer t.Stop()
+	select {
+	case <-st.ended:
+	case <-t.C:
+	}
 }
 
 // clientEvent is what the client did while blocked.
@@ -428,7 +445,8 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 
 	r := c.newRequest()
 	c.b.start(1, len(c.w.B))
-	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0, unblockReq: make(chan unblockMode, 1)}
+	st := &blockState{node: n, conn: conn, timed: blockTimeout(cmd, args) > 0,
+		unblockReq: make(chan unblockMode, 1), ended: make(chan struct{})}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
 	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
@@ -516,6 +534,7 @@ wait:
 	st.done = true
 	reuse := !st.unblocking && !cut
 	st.mu.Unlock()
+	close(st.ended)
 	c.blocked.Store(nil)
 	conn.blocking.Store(false)
 	if reuse {
@@ -706,6 +725,7 @@ func cmdClientUnblock(c *client, args [][]byte) {
 			// The blocked client has its node unblock the command
 			// (blockOn), asking again if the node has not blocked it
 			// yet; its reply then comes from the node.
+			c.srv.awaitEnded(st)
 			c.local.Int(1)
 			reply()
 			// Redis counts a CLIENT UNBLOCK ... ERROR that unblocks

@@ -694,3 +694,51 @@ func TestBlockingWait(t *testing.T) {
 		want(t, "after", do(t, a, "PING"), difftest.Simple("PONG"))
 	})
 }
+
+// TestUnblockedBeforeReply: CLIENT UNBLOCK and CLIENT KILL of a blocked
+// client answer once its command has ended on the node, so an element
+// pushed after that answer (or pipelined right behind it) goes to the
+// next waiter, as in Redis. It used
+// to reach the client being unblocked or killed now and then: the answer
+// came as soon as the blocked client had been told to unblock.
+func TestUnblockedBeforeReply(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		node := e.nodeOf("w").Addr
+		c := dial(t, e.addr, 2)
+		for i := range 40 {
+			kill := i%2 == 1
+			a, b := dial(t, e.addr, 2), dial(t, e.addr, 2)
+			id := fmt.Sprint(do(t, a, "CLIENT", "ID").Int)
+			send(t, a, "BLMOVE", "w", "{w}a", "RIGHT", "LEFT", "0")
+			gotA := receiveAsync(a)
+			waitBlocked(t, node, 1)
+			send(t, b, "BLMOVE", "w", "{w}b", "RIGHT", "LEFT", "0")
+			gotB := receiveAsync(b)
+			waitBlocked(t, node, 2)
+			// In one write: the push right behind the unblock.
+			end := []string{"CLIENT", "UNBLOCK", id}
+			if kill {
+				end = []string{"CLIENT", "KILL", "ID", id}
+			}
+			if err := c.WriteRaw(pipeline(2, func(i int) []string { return [][]string{end, {"RPUSH", "w", "e"}}[i] })); err != nil {
+				t.Fatal(err)
+			}
+			for _, what := range []string{end[1], "RPUSH"} {
+				v, err := c.Receive()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want(t, what, v, difftest.Int(1))
+			}
+			want(t, "the next waiter's BLMOVE", recvWithin(t, "BLMOVE", gotB, promptly), difftest.BulkOf("e"))
+			if !kill {
+				want(t, "the unblocked BLMOVE", recvWithin(t, "BLMOVE", gotA, promptly), difftest.Value{Kind: difftest.NullArray})
+			}
+			want(t, "LLEN of the unblocked client's destination", do(t, c, "LLEN", "{w}a"), difftest.Int(0))
+			do(t, c, "DEL", "{w}b")
+			a.Close()
+			b.Close()
+			waitBlocked(t, node, 0)
+		}
+	})
+}

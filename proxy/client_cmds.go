@@ -110,8 +110,9 @@ func (c *client) appendClientLine(b []byte, cl *client) []byte {
 // cmdClientKill answers both forms: CLIENT KILL addr (reply OK or "No such
 // client") and CLIENT KILL <filter> <value> ... (reply the number
 // killed). Another client's connection is closed at once, which ends its
-// goroutine (serveClient releases everything); the calling client is
-// closed after its reply.
+// goroutine (serveClient releases everything), and the reply waits until
+// the blocking commands of those killed have ended on their nodes; the
+// calling client is closed after its reply.
 func cmdClientKill(c *client, args [][]byte) {
 	f, errMsg := redisinfo.ParseKill(args)
 	if errMsg != "" {
@@ -121,12 +122,21 @@ func cmdClientKill(c *client, args [][]byte) {
 	attrs := func(cl *client) (int64, string, string, redisinfo.ClientType) {
 		return cl.id, cl.raddr, cl.laddr, redisinfo.Normal
 	}
+	var blocked []*blockState
 	n, self := redisinfo.Kill(&f, c.srv.snapshotClients(), c, attrs, func(cl *client) {
 		if cl.killed.CompareAndSwap(false, true) {
+			if st := cl.blocked.Load(); st != nil {
+				blocked = append(blocked, st)
+			}
 			close(cl.killedCh)
 			cl.nc.Close()
 		}
 	})
+	// A killed client's blocking command ends on its node before the
+	// reply, as in Redis, where a kill frees the client at once.
+	for _, st := range blocked {
+		c.srv.awaitEnded(st)
+	}
 	f.KillReply(&c.local, n)
 	c.closing = c.closing || self
 }
