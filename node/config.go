@@ -63,6 +63,10 @@ func fixed(v string) func(*Server) string { return func(*Server) string { return
 // CONFIG GET with a pattern lists matches in this order.
 var configParams = []configParam{
 	{name: "bind", get: func(s *Server) string { h, _ := s.listenHostPort(); return h }},
+	// No protected mode: a node (and a proxy) answers every client that
+	// reaches its address, password or not, so it says so rather than
+	// Redis's yes (bind to loopback or set a password).
+	{name: "protected-mode", get: fixed("no")},
 	{name: "port", get: func(s *Server) string { _, p := s.listenHostPort(); return p }},
 	{name: "timeout", get: fixed("0")},
 	// Go's listeners keep connections alive with 15 s probes.

@@ -31,9 +31,9 @@ func TestConfigGetReportsNode(t *testing.T) {
 	c := connDial(t, n.addr, 3)
 	connDo(t, c, "AUTH", "pw")
 	host, port, _ := net.SplitHostPort(n.addr)
-	got := configGet(t, c, "port", "bind", "requirepass", "maxclients", "cluster-enabled", "client-query-buffer-limit")
+	got := configGet(t, c, "port", "bind", "requirepass", "maxclients", "cluster-enabled", "client-query-buffer-limit", "protected-mode")
 	want := map[string]string{"port": port, "bind": host, "requirepass": "pw", "maxclients": "77", "cluster-enabled": "yes",
-		"client-query-buffer-limit": "2097152"}
+		"client-query-buffer-limit": "2097152", "protected-mode": "no"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("CONFIG GET %s = %q, want %q", k, got[k], v)

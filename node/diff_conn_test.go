@@ -129,15 +129,16 @@ func pairsNorm(v difftest.Value) difftest.Value {
 // configAllNorm is pairsNorm for CONFIG GET * and wide patterns: it also
 // drops what the two servers were started with differently (directories,
 // cluster bus settings, log level) and where the node reports its own
-// truth by design (tcp-keepalive is Go's 15 s, and the persistence file
-// names Redis would use are not the node's; node/config.go).
+// truth by design (tcp-keepalive is Go's 15 s, protected-mode no, and the
+// persistence file names Redis would use are not the node's;
+// node/config.go).
 func configAllNorm(v difftest.Value) difftest.Value {
 	v = pairsNorm(v)
 	out := v
 	out.Elems = nil
 	for i := 0; i+1 < len(v.Elems); i += 2 {
 		switch string(v.Elems[i].Str) {
-		case "dir", "cluster-port", "cluster-config-file", "loglevel", "tcp-keepalive",
+		case "dir", "cluster-port", "cluster-config-file", "loglevel", "tcp-keepalive", "protected-mode",
 			"appendfilename", "appenddirname", "dbfilename":
 			continue
 		}
