@@ -131,3 +131,26 @@ func matchClass(pat []byte, p int, c byte) (int, bool) {
 func unsafeBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
+
+// Unclosed reports whether pat has a character class that no ']' closes:
+// Redis reads it to the end of the pattern, which is seldom what was meant
+// (a lone "[" matches no key at all); a literal '[' is written "\[".
+func Unclosed(pat []byte) bool {
+	for i := 0; i < len(pat); i++ {
+		switch pat[i] {
+		case '\\':
+			i++
+		case '[':
+			i++
+			for ; i < len(pat) && pat[i] != ']'; i++ {
+				if pat[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(pat) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -208,3 +208,17 @@ func BenchmarkMatch(b *testing.B) {
 		Match(pat, key)
 	}
 }
+
+func TestUnclosed(t *testing.T) {
+	for _, tc := range []struct {
+		pat  string
+		want bool
+	}{
+		{"dau:*", false}, {"[", true}, {"dau:[0-9", true}, {"dau:[0-9]*", false},
+		{`\[`, false}, {`[\]`, true}, {`[\]]`, false}, {"[]", false}, {"a[^]b", false}, {`x\`, false},
+	} {
+		if got := Unclosed([]byte(tc.pat)); got != tc.want {
+			t.Errorf("Unclosed(%q) = %v, want %v", tc.pat, got, tc.want)
+		}
+	}
+}

@@ -45,6 +45,9 @@ func (o Options) Validate() error {
 			// slip in a script.
 			return errors.New("an empty --segment-keys pattern matches no key: give a glob such as 'dau:*'")
 		}
+		if glob.Unclosed([]byte(k)) {
+			return fmt.Errorf("--segment-keys %q: a '[' opens a character class that no ']' closes (write \\[ for a literal '[')", k)
+		}
 	}
 	if o.SegmentBits == 0 {
 		return nil

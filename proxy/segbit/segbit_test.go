@@ -622,3 +622,14 @@ func TestEmptyPatternRefused(t *testing.T) {
 		t.Fatalf("New with dau:*: %v", err)
 	}
 }
+
+// TestUnclosedClassRefused: a pattern with a '[' that no ']' closes (a
+// lone "[" matches no key) is refused at start; an escaped one is not.
+func TestUnclosedClassRefused(t *testing.T) {
+	if _, err := New(Options{SegmentKeys: []string{"dau:[0-9"}}); err == nil || !strings.Contains(err.Error(), "no ']' closes") {
+		t.Fatalf("New with dau:[0-9: %v, want an error", err)
+	}
+	if _, err := New(Options{SegmentKeys: []string{`dau:\[x`, "dau:[0-9]*"}}); err != nil {
+		t.Fatalf("New with closed or escaped classes: %v", err)
+	}
+}
