@@ -302,6 +302,7 @@ func (s *Server) Close() error {
 	// once it has written the batch's replies (serveClient checks
 	// draining before reading on), a blocked one as if it had left.
 	shut := s.clients.Shut(func() {
+		s.log.Info("shutting down: no new commands; clients get the replies to those they sent", "grace", s.opts.ShutdownGrace)
 		s.draining.Store(true)
 		close(s.stop)
 	}, func(c *client) { rawio.CloseRead(c.nc) })

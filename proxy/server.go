@@ -218,8 +218,10 @@ func (s *Server) Close() error {
 	// mid-batch leaves once it has written the batch's replies
 	// (serveClient checks draining before each read); one blocked on a
 	// node gives up its wait as if it had disconnected (blocking.go).
-	shut := s.clients.Shut(func() { s.draining.Store(true) },
-		func(c *client) { c.nc.SetReadDeadline(time.Unix(1, 0)) })
+	shut := s.clients.Shut(func() {
+		s.log.Info("shutting down: no new commands; clients get the replies to those they sent", "grace", s.opts.ShutdownGrace)
+		s.draining.Store(true)
+	}, func(c *client) { c.nc.SetReadDeadline(time.Unix(1, 0)) })
 	if !shut {
 		s.wg.Wait()
 		s.bg.Wait()
