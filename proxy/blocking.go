@@ -242,7 +242,7 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 		sent := time.Now()
 		reply, quit, cut, failMsg := c.blockOn(n, cmd, args)
 		if failMsg != "" {
-			if c.readHead {
+			if c.readHead && refusesOn(failMsg) {
 				c.refused.begin()
 			}
 			c.localError(failMsg)

@@ -115,6 +115,7 @@ type client struct {
 	// readHead: the command being handled starts a pipeline (refuse.go).
 	refused  pipelineRefusal
 	readHead bool
+	readCmds int // commands handled since the last read
 }
 
 // op is one command's place in the reply stream.
@@ -293,6 +294,7 @@ func (s *Server) serveClient(c *client) {
 			}
 			c.handle(args)
 			c.readHead = false
+			c.readCmds++
 			if c.closing {
 				c.finishBatch()
 				if c.refusedHTTP {
@@ -309,10 +311,10 @@ func (s *Server) serveClient(c *client) {
 			}
 		}
 		c.finishBatch()
+		c.refusedBatchEnd()
 		if !c.flush() || !c.writeOwnLines() {
 			return
 		}
-		c.refusedBatchEnd()
 		if c.monitorStart {
 			c.startMonitor()
 		}
@@ -490,7 +492,7 @@ func (c *client) sendQueued() bool {
 		if len(s.reqs) == 0 {
 			continue
 		}
-		if s.err = c.connect(i); s.err != nil && s.reqs[0].head && from == refuseNone {
+		if s.err = c.connect(i); s.err != nil && s.reqs[0].head && from == refuseNone && refusesOn(connFailMsg(s.err)) {
 			from = refuseAfterHead
 		}
 	}
@@ -513,7 +515,7 @@ func (c *client) sendQueued() bool {
 				s.used = true
 				c.srv.route.pool(i).requests.Add(int64(len(reqs)))
 			} else {
-				if reqs[0].head {
+				if reqs[0].head && refusesOn(msg) {
 					c.refused.begin()
 				}
 				for _, r := range reqs {

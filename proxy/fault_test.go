@@ -57,17 +57,27 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	}
 }
 
-// freeAddr returns a loopback address nothing listens on.
+// freeAddr returns a loopback address nothing listens on, never one it
+// returned before in this test binary: the kernel may hand a closed
+// listener's port out again at once, and a test that keeps one address
+// down while it starts nodes on others would find it listed twice.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, seen := freeAddrsGiven.LoadOrStore(addr, true); !seen {
+			return addr
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
+
+// freeAddrsGiven holds the addresses freeAddr has returned.
+var freeAddrsGiven sync.Map
 
 // fakeNode accepts connections and hands each to serve (in its own
 // goroutine); it stops with the test.

@@ -1,50 +1,47 @@
 package proxy
 
 import (
-	"time"
-
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // pipelineRefusal keeps a client's pipeline refused once its first
 // command could not reach its node: the proxy answered it CLUSTERDOWN (the
-// node is down, or nobody serves the slot) or with the node's maxclients
-// error. The pipeline's later commands, wherever they go, are then
-// answered CLUSTERDOWN The cluster is down without running.
+// node is down, or nobody serves the slot). The pipeline's later
+// commands, wherever they go, are then answered CLUSTERDOWN The cluster is
+// down without running.
 //
-// A cluster client whose pipeline to one node gets one of those errors for
-// its first command retries the whole pipeline (go-redis's ClusterClient,
-// up to 4 runs in all), and through the proxy that pipeline holds every
+// A cluster client whose pipeline to one node gets CLUSTERDOWN for its
+// first command retries the whole pipeline (go-redis's ClusterClient, up
+// to 4 runs in all), and through the proxy that pipeline holds every
 // command the client sends: those that ran on other nodes would run once
 // more per retry. A Redis Cluster whose master died refuses every keyed
-// command while its state is fail, so nothing runs twice there either.
-// A command refused further down a pipeline is not retried that way, and
-// the commands after it run as usual.
+// command while its state is fail, so nothing runs twice there either. A
+// command refused further down a pipeline is not retried that way, and
+// the commands after it run as usual. (The node's maxclients error is
+// not retried by go-redis, whose test wants "ERR max number of clients
+// reached" where a cluster node says "... + cluster connections
+// reached", so it refuses nothing more.)
 //
-// A pipeline spans reads: it goes on while more of its bytes were
-// already there when the replies to the last batch were written (a
-// command still half read, or bytes in the socket that no read had
-// taken), so the client sent them before it could see those replies; a
-// read that follows a batch end with nothing more waiting starts a
-// pipeline, and its first command is the pipeline's (request.head), as
-// for a client that reads every reply before it sends again (a cluster
-// client). A refused pipeline stays refused for at most
-// refusedPipelineMax, which bounds how long a client that never stops
-// writing is refused. Only the rest of a pipeline that reaches the proxy
-// after the replies to its first part were written (a client descheduled
-// in the middle of writing it) is misjudged: its first command is taken
-// for a pipeline's, and the rest of a refused one may run.
+// A pipeline spans reads: it goes on while more of its bytes are already
+// there when the proxy has the replies to the last batch ready, before it
+// writes them (a command still half read, or bytes in the socket that no
+// read has taken): the client sent those before it could see the
+// replies. A read that follows a batch end with nothing more waiting
+// starts a pipeline, and its first command is the pipeline's
+// (request.head), as for a client that reads every reply before it sends
+// again (a cluster client). A refused pipeline stays refused while it
+// goes on and some node is still down. A client that streams commands
+// without waiting for replies (redis-cli --pipe) may pause long enough
+// for the proxy to find nothing waiting: the rest is then taken for a new
+// pipeline.
 type pipelineRefusal struct {
 	on   bool
-	at   time.Time // when on was set
-	more bool      // more bytes were waiting at the last batch end
+	more bool // more bytes were waiting at the last batch end
 	// headPreset: a request of the batch's first command was answered
 	// CLUSTERDOWN without being sent (a slot nobody serves).
 	headPreset bool
 }
-
-// refusedPipelineMax bounds how long one pipeline stays refused.
-const refusedPipelineMax = time.Second
 
 // refuseFrom says which requests of a batch are refused.
 type refuseFrom uint8
@@ -67,21 +64,26 @@ func (p *pipelineRefusal) from() refuseFrom {
 }
 
 // begin marks the pipeline refused.
-func (p *pipelineRefusal) begin() {
-	if !p.on {
-		p.on, p.at = true, time.Now()
-	}
-}
+func (p *pipelineRefusal) begin() { p.on = true }
 
 // batchReset forgets the batch's preset requests.
 func (p *pipelineRefusal) batchReset() { p.headPreset = false }
 
-// refusedBatchEnd notes, once a batch's replies are written, whether more
-// of the client's bytes are already there: then the next read goes on
-// with the same pipeline. The socket is asked only while the pipeline is
-// refused or some node is down, where the answer may matter (a system
-// call per batch, spent for nothing otherwise).
+// refusesOn reports whether msg, the reply to a pipeline's first command
+// that could not reach its node, refuses the rest.
+func refusesOn(msg string) bool { return msg == resp.ErrClusterDownSlot }
+
+// refusedBatchEnd notes, once the replies to the commands read so far are
+// ready and before they are written, whether more of the client's bytes
+// are already there: then the next read goes on with the same pipeline. A
+// batch end that handled no command (a read that brought part of one)
+// changes nothing. The socket is asked only while the pipeline is refused
+// or some node is down, where the answer may matter (a system call per
+// batch, spent for nothing otherwise).
 func (c *client) refusedBatchEnd() {
+	if c.readCmds == 0 {
+		return
+	}
 	more := c.rd.Buffered() > 0
 	if !more && (c.refused.on || c.srv.route.someDown()) {
 		more = rawio.Unread(c.nc)
@@ -90,14 +92,15 @@ func (c *client) refusedBatchEnd() {
 }
 
 // refusedNextRead ends the refusal after a read, unless the bytes read
-// continue the refused pipeline, and tells whether the read starts a
-// pipeline (readHead).
+// continue the refused pipeline while a node is still down, and tells
+// whether the read starts a pipeline (readHead).
 func (c *client) refusedNextRead() {
 	p := &c.refused
-	if p.on && (!p.more || time.Since(p.at) > refusedPipelineMax) {
+	if p.on && (!p.more || !c.srv.route.someDown()) {
 		p.on = false
 	}
 	c.readHead = !p.more
+	c.readCmds = 0
 }
 
 // cutAt splits a node's requests, and data, their encoded commands, into

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 )
@@ -114,5 +115,45 @@ func TestClusterClientPipelineRunsOnce(t *testing.T) {
 	}
 	if n != 0 || v != "" {
 		t.Errorf("after 3 refused pipelines: LLEN %s = %d, GET %s = %q; want 0 and nil (nothing ran)", k0, n, k2, v)
+	}
+}
+
+// TestRefusalReadsPipelinesRight: a client that sends each command once
+// it has the last reply never has a live node's command refused, however
+// fast it sends; a fresh connection's first pipeline, and one whose first
+// command is bigger than a read, are refused after a down node's first
+// command as any other.
+func TestRefusalReadsPipelinesRight(t *testing.T) {
+	down := freeAddr(t)
+	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: time.Minute})
+	k0, k1 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b")
+	c := dial(t, addr, 2)
+	for i := range 2000 {
+		if v := do(t, c, "INCR", k1); v.Text() != resp.ErrClusterDownSlot {
+			t.Fatalf("INCR on the down node's slot: %v", v)
+		}
+		if v := do(t, c, "INCR", k0); v.Int != int64(i+1) {
+			t.Fatalf("INCR %d on a live node's slot, sent after the last reply: %v", i+1, v)
+		}
+	}
+	check := func(what string, c *difftest.Conn, first []string) {
+		t.Helper()
+		if err := c.WriteRaw(pipeline(2, func(i int) []string { return [][]string{first, {"RPUSH", k0 + "l", "x"}}[i] })); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []string{resp.ErrClusterDownSlot, resp.ErrClusterDown} {
+			if v, err := c.Receive(); err != nil || v.Text() != want {
+				t.Fatalf("%s: reply %d = %v, %v; want %s", what, i, v, err, want)
+			}
+		}
+	}
+	for range 50 {
+		check("a fresh connection's first pipeline", dial(t, addr, 2), []string{"INCR", k1})
+	}
+	for _, n := range []int{20 << 10, 300 << 10} {
+		check(fmt.Sprintf("a pipeline whose first command holds %d bytes", n), c, []string{"SET", k1, strings.Repeat("v", n)})
+	}
+	if v := do(t, c, "LLEN", k0+"l"); v.Int != 0 {
+		t.Errorf("LLEN after refused pipelines = %v, want 0", v)
 	}
 }
