@@ -420,7 +420,9 @@ func (p *nodePool) status() string {
 // presents a cluster), the mode (static: --nodes; gossip: following a
 // cluster view), the redirections followed, and in gossip mode the view:
 // cluster id, this proxy's member id, the table's epoch, member counts,
-// the slots assigned and those whose node is up, and one line per member:
+// the slots assigned and those the proxy can serve now (their node is
+// neither dead in the view nor unreachable from here, as CLUSTER INFO's
+// cluster_slots_ok counts them), and one line per member:
 //
 //	member0:id=<40 hex>,role=node,addr=127.0.0.1:7001,state=alive,slots=0-5460 10923-12000
 func infoCluster(c *client, b *infoBuf) {
@@ -463,7 +465,7 @@ func infoCluster(c *client, b *infoBuf) {
 		if t.slots[s].member >= 0 {
 			assigned++
 		}
-		if n := rt.ownerOf(uint16(s)); n >= 0 && rt.pool(n).live() {
+		if c.srv.slotServed(uint16(s)) {
 			ok++
 		}
 	}
