@@ -44,6 +44,11 @@ func (m *migrator) runPlanner() {
 	defer t.Stop()
 	asked := false
 	lastReason := ""
+	// The last failure to hand each source its moves, logged when it
+	// changes: a planner cut off from a source (it still reaches the
+	// others, or gossip keeps it alive through them) would otherwise
+	// stall the source's moves without a word.
+	sendErr := map[cluster.NodeID]string{}
 	for {
 		select {
 		case <-m.s.stop:
@@ -92,8 +97,14 @@ func (m *migrator) runPlanner() {
 			if !ok || mb.Addr == "" {
 				continue
 			}
-			if err := m.sendPlan(mb.Addr, mvs); err != nil {
-				m.s.log.Debug("planner: sending moves", "to", src, "err", err)
+			err := m.sendPlan(mb.Addr, mvs)
+			switch {
+			case err == nil && sendErr[src] != "":
+				m.s.log.Info("planner: the source takes its moves again", "source", src, "addr", mb.Addr)
+				delete(sendErr, src)
+			case err != nil && sendErr[src] != err.Error():
+				m.s.log.Warn("planner: cannot hand a source its moves; its slots stay until it can be reached", "source", src, "addr", mb.Addr, "err", err)
+				sendErr[src] = err.Error()
 			}
 		}
 	}
