@@ -659,11 +659,19 @@ func (p *nodePool) adoptLocked(nc net.Conn) {
 // gets none: nothing is routed to it, and a node removed for good would
 // be dialed for ever. A command that reaches it while it is down fails at
 // once; a view or a MOVED that names it again makes it live (and not down).
+// A pool the cluster view made dead gets one too (setPoolState), so that a
+// node that answers again is served before gossip says it is alive.
 func (s *Server) recover(p *nodePool) {
-	if !p.live() {
+	if !p.live() && !p.viewDeadPool() {
 		return
 	}
 	s.goUnlessRunning(&p.recovering, func() { s.recoverLoop(p) })
+}
+
+// viewDeadPool reports whether the pool is dead by the cluster view's
+// verdict (not retired, not merely down).
+func (p *nodePool) viewDeadPool() bool {
+	return p.getState() == poolDead && p.viewDead.Load()
 }
 
 // goUnlessRunning runs f in a background goroutine Close waits for,
@@ -682,7 +690,11 @@ func (s *Server) goUnlessRunning(running *atomic.Bool, f func()) {
 
 // recoverLoop dials a node that is down every RedialBackoff until it
 // answers PING, then makes that connection the pool's first shared one
-// and marks the node up. It runs without p.mu, so that the clients of the
+// and marks the node up. A node the cluster view says is dead is served
+// again once it answers (reviveDead), as verifyDead keeps serving one
+// that answers: the node serves its own slots whatever gossip says of it,
+// and a node killed and restarted within seconds may get its dead
+// verdict after it is back, seconds before gossip sees it alive. It runs without p.mu, so that the clients of the
 // node's slots get CLUSTERDOWN at once meanwhile rather than wait on a
 // dial: a stopped (SIGSTOP) process's kernel still completes
 // connections, and without the PING each new connection looked healthy
@@ -699,10 +711,15 @@ func (s *Server) recoverLoop(p *nodePool) {
 			return
 		case <-t.C:
 		}
-		if !p.live() || !p.down.Load() {
+		dead := p.viewDeadPool()
+		if !dead && (!p.live() || !p.down.Load()) {
 			return // the cluster view has taken over, or a dial got through
 		}
 		nc, err := p.handshake(ctx, 2, true)
+		if dead && (err == nil || errors.Is(err, errNodeFull)) {
+			s.reviveDead(p, nc)
+			return
+		}
 		p.mu.Lock()
 		if err == nil {
 			p.adoptLocked(nc)
@@ -724,6 +741,32 @@ func (s *Server) recoverLoop(p *nodePool) {
 		p.mu.Unlock()
 		t.Reset(s.opts.RedialBackoff)
 	}
+}
+
+// reviveDead serves again a pool the cluster view made dead, whose node
+// answers the proxy (nc proved it; nil for a node at its maxclients),
+// until the proxy's own failure detection finds it down again (markDown,
+// verifyDead) or a view changes the verdict.
+func (s *Server) reviveDead(p *nodePool, nc net.Conn) {
+	r := s.route
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !p.viewDeadPool() || s.isClosed() {
+		if nc != nil {
+			nc.Close()
+		}
+		return // a later view decided, or the proxy is closing
+	}
+	s.log.Info("the cluster view says the node is dead, but it answers the proxy again", "node", p.addr)
+	p.doubted = true
+	r.setPoolState(p, poolLive)
+	p.mu.Lock()
+	if nc != nil {
+		p.adoptLocked(nc)
+	} else {
+		p.markUp()
+	}
+	p.mu.Unlock()
 }
 
 // untilClose returns a context that also ends when the server closes, so

@@ -199,6 +199,8 @@ func (r *routing) setPoolState(p *nodePool, st poolState) {
 	case poolDead:
 		log.Warn("node dead; its slots answer CLUSTERDOWN", "node", p.addr)
 		p.closeAll()
+		// Watched for an answer: one serves it again (recoverLoop).
+		r.srv.recover(p)
 	case poolRetired:
 		if old == poolLive {
 			log.Info("node no longer in the cluster; its backend is retired", "node", p.addr)

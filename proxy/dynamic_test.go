@@ -282,6 +282,45 @@ func TestClusterDeadNode(t *testing.T) {
 	}
 }
 
+// TestClusterDeadNodeAnswersAgain: a node the proxy lost and the view then
+// declared dead is served again as soon as it answers the proxy, without
+// waiting for the view to say it is alive (a node killed and restarted
+// within seconds may get its dead verdict after it is back).
+func TestClusterDeadNodeAnswersAgain(t *testing.T) {
+	e := startViewEnv(t, 3, proxy.Options{RedialBackoff: 20 * time.Millisecond})
+	var tab proxytest.Slots
+	tab.Assign(0, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	relay := proxytest.NewRelay(t, e.nodes[1])
+	e.nodes[1] = relay.Addr
+	e.src.Set(e.view(&tab, nil))
+	c := dial(t, e.addr, 2)
+	k := keyIn("b", 5600, 10000)
+	waitFor(t, "the node's slots to be served through the relay", promptly, func() bool {
+		return do(t, c, "SET", k, "v").Text() == "OK"
+	})
+	relay.Cut()
+	e.src.Set(e.view(&tab, map[int]cluster.State{1: cluster.StateDead}))
+	waitFor(t, "INFO nodes to show the node dead", promptly, func() bool {
+		do(t, c, "GET", k)
+		return strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=5461-10921,status=dead")
+	})
+	if v := do(t, c, "GET", k); v.Text() != resp.ErrClusterDownSlot {
+		t.Fatalf("GET on the dead node's slot: %v", v)
+	}
+	if err := relay.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	// The view still says dead.
+	waitFor(t, "the node's slots to be served again", promptly, func() bool {
+		return do(t, c, "GET", k).Text() == "v"
+	})
+	if !strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=5461-10921,status=up") {
+		t.Errorf("INFO nodes once the dead node answers: %s", do(t, c, "INFO", "nodes").Text())
+	}
+}
+
 // TestClusterUnassignedSlots: before any slot is assigned (a cluster not
 // bootstrapped yet) every keyed command answers CLUSTERDOWN, keyless ones
 // are answered as without nodes, and nothing hangs.
