@@ -373,7 +373,7 @@ func (c *client) newRequest() *request {
 	}
 	r := c.reqs[c.nreq]
 	c.nreq++
-	r.cmd, r.node, r.unit, r.head = nil, noOwner, 0, c.readHead
+	r.cmd, r.node, r.unit, r.head = nil, noOwner, 0, false
 	return r
 }
 
@@ -384,9 +384,6 @@ func (c *client) forward(n int, args [][]byte) *request {
 	r := c.newRequest()
 	if n < 0 {
 		r.preset(resp.ErrClusterDownSlot)
-		if r.head {
-			c.refused.headPreset = true
-		}
 		return r
 	}
 	s := c.sendTo(n)

@@ -328,6 +328,16 @@ func cmdExec(c *client, args [][]byte) {
 		c.ops[len(c.ops)-1].txCmds = tx.cmds
 		return
 	}
+	// A refused pipeline (refuse.go) runs no transaction: the WATCHes'
+	// connections go, as their node-side state is unknown to reuse.
+	c.finishBatch()
+	if c.refused.on {
+		c.releaseWatches(false)
+		c.localError(resp.ErrClusterDown)
+		c.ops[len(c.ops)-1].exec = true
+		c.ops[len(c.ops)-1].txCmds = tx.cmds
+		return
+	}
 	// WATCHes elsewhere first: a nil from any of them aborts.
 	for n, conn := range c.watch {
 		if n == node {
@@ -419,6 +429,13 @@ func cmdWatch(c *client, args [][]byte) {
 		mark := len(c.local.B)
 		c.local.Error(resp.ErrWatchInMulti)
 		c.addLocal(mark)
+		return
+	}
+	// The commands before it first: one may refuse the pipeline
+	// (refuse.go), and then the WATCH does not run either.
+	c.finishBatch()
+	if c.refused.on {
+		c.localError(resp.ErrClusterDown)
 		return
 	}
 	cmd := resp.AppendCommand(nil, args)

@@ -29,8 +29,10 @@ import (
 // read has taken): the client sent those before it could see the
 // replies. A read that follows a batch end with nothing more waiting
 // starts a pipeline, and its first command is the pipeline's
-// (request.head), as for a client that reads every reply before it sends
-// again (a cluster client). A refused pipeline stays refused while it
+// (request.head, when it is a keyed command the proxy forwards as it is),
+// as for a client that reads every reply before it sends again (a
+// cluster client). The transactions that hold WATCHes run on dedicated
+// connections: WATCH and EXEC check the refusal themselves. A refused pipeline stays refused while it
 // goes on and some node is still down. A client that streams commands
 // without waiting for replies (redis-cli --pipe) may pause long enough
 // for the proxy to find nothing waiting: the rest is then taken for a new
@@ -65,6 +67,18 @@ func (p *pipelineRefusal) from() refuseFrom {
 
 // begin marks the pipeline refused.
 func (p *pipelineRefusal) begin() { p.on = true }
+
+// markHead marks r, the one request of a pipeline's first command, a keyed
+// command whose reply is its node's (or, with the node out of reach, the
+// proxy's CLUSTERDOWN). The proxy's own requests (fan-outs, split parts,
+// segmented bitmaps, INFO) are never the head: their commands answer
+// otherwise when a node is out of reach.
+func (p *pipelineRefusal) markHead(r *request) {
+	r.head = true
+	if r.node == noOwner {
+		p.headPreset = true // answered CLUSTERDOWN already: no owner
+	}
+}
 
 // batchReset forgets the batch's preset requests.
 func (p *pipelineRefusal) batchReset() { p.headPreset = false }

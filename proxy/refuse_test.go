@@ -157,3 +157,57 @@ func TestRefusalReadsPipelinesRight(t *testing.T) {
 		t.Errorf("LLEN after refused pipelines = %v, want 0", v)
 	}
 }
+
+// TestRefusalOnlyAfterKeyedHead: a pipeline is refused only after a first
+// command that answers CLUSTERDOWN Hash slot not served itself. One that
+// starts with INFO, a fan-out or a split command, whose replies say
+// otherwise (a cluster client does not retry them), runs the rest; a
+// WATCH transaction in a refused pipeline does not run.
+func TestRefusalOnlyAfterKeyedHead(t *testing.T) {
+	down := freeAddr(t)
+	addrs := []string{"", down, ""}
+	addr, topo := clusterWith(t, addrs, proxy.Options{RedialBackoff: time.Minute, CrossSlot: proxy.CrossSlotSplit})
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	kw := "{" + k0 + "}w" // on node 0 too
+	c := dial(t, addr, 2)
+	if v := do(t, c, "INCR", k1); v.Text() != resp.ErrClusterDownSlot {
+		t.Fatalf("INCR on the down node's slot: %v", v)
+	}
+	run := func(what string, cmds [][]string) []difftest.Value {
+		t.Helper()
+		if err := c.WriteRaw(pipeline(len(cmds), func(i int) []string { return cmds[i] })); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]difftest.Value, len(cmds))
+		for i := range cmds {
+			v, err := c.Receive()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			out[i] = v
+		}
+		return out
+	}
+	for i, first := range [][]string{{"INFO", "keyspace"}, {"DBSIZE"}, {"MGET", k0, k1}, {"KEYS", "*"}} {
+		got := run(fmt.Sprint(first), [][]string{first, {"RPUSH", k2, "x"}})
+		if got[1].Int != int64(i+1) {
+			t.Errorf("pipeline [%v, RPUSH]: RPUSH got %v, want %d (it runs)", first, got[1], i+1)
+		}
+	}
+	got := run("a WATCH transaction after a refused head", [][]string{
+		{"GET", k1}, {"WATCH", kw}, {"MULTI"}, {"INCR", kw}, {"EXEC"}, {"GET", kw},
+	})
+	for i, want := range []string{resp.ErrClusterDownSlot, resp.ErrClusterDown, "OK", "QUEUED", resp.ErrClusterDown, resp.ErrClusterDown} {
+		if got[i].Text() != want {
+			t.Errorf("refused pipeline with a WATCH transaction: reply %d = %v, want %s", i, got[i], want)
+		}
+	}
+	if v := do(t, c, "GET", kw); v.Kind != difftest.NullBulk {
+		t.Errorf("GET of the key the refused transaction would have incremented: %v, want nil", v)
+	}
+	// A WATCH transaction of its own, once the pipeline is over, runs.
+	got = run("a WATCH transaction", [][]string{{"WATCH", kw}, {"MULTI"}, {"INCR", kw}, {"EXEC"}})
+	if len(got[3].Elems) != 1 || got[3].Elems[0].Int != 1 {
+		t.Errorf("WATCH transaction with a node down elsewhere: EXEC %v", got[3])
+	}
+}

@@ -224,7 +224,11 @@ func (c *client) handleCommand(args [][]byte) {
 			c.blockingCall(n, cmd, args)
 			return
 		}
-		c.addReq(c.forward(n, args))
+		r := c.forward(n, args)
+		if c.readHead {
+			c.refused.markHead(r)
+		}
+		c.addReq(r)
 	case routeAnyNode:
 		c.addReq(c.forward(c.srv.anyNode(), args))
 	case routeLocal:
