@@ -483,17 +483,17 @@ func (c *client) sendQueued() bool {
 		return false
 	}
 	c.b.start(total, len(c.w.B))
-	from := c.refused.from()
+	refuse := c.refused.refuses()
 	for i := range c.sends {
 		s := &c.sends[i]
 		if len(s.reqs) == 0 {
 			continue
 		}
-		if s.err = c.connect(i); s.err != nil && s.reqs[0].head && from == refuseNone && refusesOn(connFailMsg(s.err)) {
-			from = refuseAfterHead
+		if s.err = c.connect(i); s.err != nil && s.reqs[0].head && refusesOn(connFailMsg(s.err)) {
+			refuse = true
 		}
 	}
-	if from != refuseNone {
+	if refuse {
 		c.refused.begin()
 	}
 	for i := range c.sends {
@@ -501,12 +501,12 @@ func (c *client) sendQueued() bool {
 		if len(s.reqs) == 0 {
 			continue
 		}
-		reqs, data, refused := s.reqs, s.buf[s.sent:], []*request(nil)
-		if s.err == nil && from != refuseNone {
-			reqs, data, refused = cutAt(reqs, data, from)
+		reqs, refused := s.reqs, []*request(nil)
+		if s.err == nil && refuse {
+			reqs, refused = nil, reqs
 		}
 		if len(reqs) > 0 {
-			if msg := c.sendNode(i, s.err, reqs, data); msg == "" {
+			if msg := c.sendNode(i, s.err, reqs, s.buf[s.sent:]); msg == "" {
 				// Only what reaches the node counts as its requests
 				// and latency: CLUSTERDOWN answered here is neither.
 				s.used = true

@@ -45,25 +45,12 @@ type pipelineRefusal struct {
 	headPreset bool
 }
 
-// refuseFrom says which requests of a batch are refused.
-type refuseFrom uint8
-
-const (
-	refuseNone      refuseFrom = iota
-	refuseAfterHead            // those after the first command's
-	refuseAll
-)
-
-// from is what the batch refuses so far.
-func (p *pipelineRefusal) from() refuseFrom {
-	switch {
-	case p.on:
-		return refuseAll
-	case p.headPreset:
-		return refuseAfterHead
-	}
-	return refuseNone
-}
+// refuses reports whether the batch's requests for reachable nodes are
+// refused: the pipeline is refused, or its first command got CLUSTERDOWN
+// without being sent. Every request of a batch comes from the first
+// command a read brought or a later one, so all but the first command's
+// own (on the node out of reach, or nowhere) are refused.
+func (p *pipelineRefusal) refuses() bool { return p.on || p.headPreset }
 
 // begin marks the pipeline refused.
 func (p *pipelineRefusal) begin() { p.on = true }
@@ -115,31 +102,4 @@ func (c *client) refusedNextRead() {
 	}
 	c.readHead = !p.more
 	c.readCmds = 0
-}
-
-// cutAt splits a node's requests, and data, their encoded commands, into
-// those sent and those refused: all of them, or those after the first
-// command's. A node's requests come in the client's order, the first
-// command's first, with one encoding per unit, except after a
-// redirection (an ASKING request, with none, added later); if the cut
-// cannot be told, all are sent.
-func cutAt(reqs []*request, data []byte, from refuseFrom) (send []*request, sendData []byte, refused []*request) {
-	k, n := 0, 0
-	for from == refuseAfterHead && k < len(reqs) && reqs[k].head {
-		r := reqs[k]
-		if r.unit <= 0 || r.cmd == nil || k+int(r.unit) > len(reqs) {
-			return reqs, data, nil
-		}
-		n += len(r.cmd)
-		k += int(r.unit)
-	}
-	for _, r := range reqs[k:] {
-		if r.head && from != refuseAll {
-			return reqs, data, nil
-		}
-	}
-	if n > len(data) {
-		return reqs, data, nil
-	}
-	return reqs[:k], data[:n], reqs[k:]
 }
