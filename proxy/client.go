@@ -292,9 +292,13 @@ func (s *Server) serveClient(c *client) {
 				// grace): the rest of its pipeline is not run.
 				return
 			}
+			head := c.readHead
 			c.handle(args)
 			c.readHead = false
 			c.readCmds++
+			if head && !c.refused.on && c.srv.route.someDown() {
+				c.settleHead()
+			}
 			if c.closing {
 				c.finishBatch()
 				if c.refusedHTTP {

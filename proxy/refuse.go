@@ -1,15 +1,18 @@
 package proxy
 
 import (
+	"strings"
+
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // pipelineRefusal keeps a client's pipeline refused once its first
 // command could not reach its node: the proxy answered it CLUSTERDOWN (the
-// node is down, or nobody serves the slot). The pipeline's later
-// commands, wherever they go, are then answered CLUSTERDOWN The cluster is
-// down without running.
+// node is down, or nobody serves the slot), or, while a node is down, any
+// first command answered an error a cluster client retries the pipeline
+// for (settleHead). The pipeline's later commands, wherever they go, are
+// then answered CLUSTERDOWN The cluster is down without running.
 //
 // A cluster client whose pipeline to one node gets CLUSTERDOWN for its
 // first command retries the whole pipeline (go-redis's ClusterClient, up
@@ -69,6 +72,33 @@ func (p *pipelineRefusal) markHead(r *request) {
 
 // batchReset forgets the batch's preset requests.
 func (p *pipelineRefusal) batchReset() { p.headPreset = false }
+
+// settleHead runs a pipeline's first command on its own, while a node is
+// down, and refuses the rest if its reply is one a cluster client retries
+// the whole pipeline for: a fan-out's or a segmented bitmap's CLUSTERDOWN
+// (the proxy's own, for the node out of reach), or a node's LOADING or
+// TRYAGAIN passed on. The request of a keyed first command is refused
+// before anything is sent (sendQueued); the others' replies are known
+// only once they ran. It costs a round trip per pipeline, only while a
+// node is down.
+func (c *client) settleHead() {
+	mark := len(c.w.B)
+	c.finishBatch()
+	if r := c.w.B[mark:]; len(r) > 0 && (r[0] == '-' || r[0] == '!') && retriedWhole(errorReplyMsg(r)) {
+		c.refused.begin()
+	}
+}
+
+// retriedWhole reports whether go-redis's ClusterClient retries a whole
+// pipeline whose first command answers the error msg (its shouldRetry).
+func retriedWhole(msg string) bool {
+	for _, code := range [...]string{"CLUSTERDOWN ", "TRYAGAIN ", "LOADING ", "MASTERDOWN "} {
+		if strings.HasPrefix(msg, code) {
+			return true
+		}
+	}
+	return false
+}
 
 // refusesOn reports whether msg, the reply to a pipeline's first command
 // that could not reach its node, refuses the rest.

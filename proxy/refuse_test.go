@@ -159,10 +159,11 @@ func TestRefusalReadsPipelinesRight(t *testing.T) {
 }
 
 // TestRefusalOnlyAfterKeyedHead: a pipeline is refused only after a first
-// command that answers CLUSTERDOWN Hash slot not served itself. One that
-// starts with INFO, a fan-out or a split command, whose replies say
-// otherwise (a cluster client does not retry them), runs the rest; a
-// WATCH transaction in a refused pipeline does not run.
+// command that answers CLUSTERDOWN itself: a keyed command on a node out
+// of reach, or a fan-out that needs every node. One that starts with
+// INFO or a split command, whose replies say otherwise (a cluster
+// client does not retry them), runs the rest; a WATCH transaction in a
+// refused pipeline does not run.
 func TestRefusalOnlyAfterKeyedHead(t *testing.T) {
 	down := freeAddr(t)
 	addrs := []string{"", down, ""}
@@ -188,11 +189,22 @@ func TestRefusalOnlyAfterKeyedHead(t *testing.T) {
 		}
 		return out
 	}
-	for i, first := range [][]string{{"INFO", "keyspace"}, {"DBSIZE"}, {"MGET", k0, k1}, {"KEYS", "*"}} {
+	for i, first := range [][]string{{"INFO", "keyspace"}, {"MGET", k0, k1}, {"PING"}} {
 		got := run(fmt.Sprint(first), [][]string{first, {"RPUSH", k2, "x"}})
 		if got[1].Int != int64(i+1) {
-			t.Errorf("pipeline [%v, RPUSH]: RPUSH got %v, want %d (it runs)", first, got[1], i+1)
+			t.Errorf("pipeline [%v, RPUSH]: %v, RPUSH got %v, want %d (it runs)", first, got[0], got[1], i+1)
 		}
+	}
+	// Fan-outs that need every node answer CLUSTERDOWN of their own,
+	// which a cluster client retries the pipeline for: refused.
+	for _, first := range [][]string{{"DBSIZE"}, {"KEYS", "*"}, {"RANDOMKEY"}} {
+		got := run(fmt.Sprint(first), [][]string{first, {"RPUSH", k2, "x"}})
+		if !strings.HasPrefix(got[0].Text(), "CLUSTERDOWN ") || got[1].Text() != resp.ErrClusterDown {
+			t.Errorf("pipeline [%v, RPUSH]: %v, %v; want CLUSTERDOWN and %s", first, got[0], got[1], resp.ErrClusterDown)
+		}
+	}
+	if v := do(t, c, "LLEN", k2); v.Int != 3 {
+		t.Errorf("LLEN after the pipelines = %v, want 3", v)
 	}
 	got := run("a WATCH transaction after a refused head", [][]string{
 		{"GET", k1}, {"WATCH", kw}, {"MULTI"}, {"INCR", kw}, {"EXEC"}, {"GET", kw},
