@@ -35,11 +35,11 @@ import (
 // (request.head, when it is a keyed command the proxy forwards as it is),
 // as for a client that reads every reply before it sends again (a
 // cluster client). The transactions that hold WATCHes run on dedicated
-// connections: WATCH and EXEC check the refusal themselves. A refused pipeline stays refused while it
-// goes on and some node is still down. A client that streams commands
-// without waiting for replies (redis-cli --pipe) may pause long enough
-// for the proxy to find nothing waiting: the rest is then taken for a new
-// pipeline.
+// connections: WATCH and EXEC check the refusal themselves. A refused
+// pipeline stays refused while it goes on and some node is still down. A
+// client that streams commands without waiting for replies (redis-cli
+// --pipe) may pause long enough for the proxy to find nothing waiting:
+// the rest is then taken for a new pipeline.
 type pipelineRefusal struct {
 	on   bool
 	more bool // more bytes were waiting at the last batch end
