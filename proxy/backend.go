@@ -694,11 +694,13 @@ func (s *Server) goUnlessRunning(running *atomic.Bool, f func()) {
 // again once it answers (reviveDead), as verifyDead keeps serving one
 // that answers: the node serves its own slots whatever gossip says of it,
 // and a node killed and restarted within seconds may get its dead
-// verdict after it is back, seconds before gossip sees it alive. It runs without p.mu, so that the clients of the
-// node's slots get CLUSTERDOWN at once meanwhile rather than wait on a
-// dial: a stopped (SIGSTOP) process's kernel still completes
-// connections, and without the PING each new connection looked healthy
-// until its first request had waited NodeTimeout again.
+// verdict after it is back, seconds before gossip sees it alive.
+//
+// It runs without p.mu, so that the clients of the node's slots get
+// CLUSTERDOWN at once meanwhile rather than wait on a dial: a stopped
+// (SIGSTOP) process's kernel still completes connections, and without the
+// PING each new connection looked healthy until its first request had
+// waited NodeTimeout again.
 func (s *Server) recoverLoop(p *nodePool) {
 	t := time.NewTimer(s.opts.RedialBackoff)
 	defer t.Stop()
