@@ -231,6 +231,16 @@ var groupScripts = []strScript{
 		sc("XINFO", "CONSUMERS", "x", "h"), sc("XINFO", "GROUPS", "x"), sc("XGROUP", "DESTROY", "x", "h"),
 		sc("XREADGROUP", "GROUP", "h", "gina", "STREAMS", "x", ">"), sc("XINFO", "GROUPS", "x"),
 	}},
+	// A group named "" is a group like any other (and its absence is
+	// NOGROUP, not a missing GROUP option).
+	{"empty group name", [][]string{
+		sc("XREADGROUP", "GROUP", "", "c", "STREAMS", "s", ">"),
+		sc("XREADGROUP", "GROUP", "", "c", "COUNT", "1", "NOACK", "STREAMS", "nokey", ">"),
+		sc("XGROUP", "CREATE", "s", "", "0"), sc("XREADGROUP", "GROUP", "", "c", "COUNT", "2", "STREAMS", "s", ">"),
+		sc("XREADGROUP", "GROUP", "", "", "COUNT", "1", "STREAMS", "s", ">"),
+		sc("XPENDING", "s", ""), sc("XPENDING", "s", "", "-", "+", "10"), sc("XACK", "s", "", "5-0"),
+		sc("XINFO", "CONSUMERS", "s", ""), sc("XGROUP", "DESTROY", "s", ""),
+	}},
 }
 
 // TestDiffStreamGroups runs groupScripts against redis-server over RESP2

@@ -99,6 +99,9 @@ func ParseXRead(args [][]byte, group bool) (XReadRequest, string) {
 				return r, resp.ErrXreadGroupOption
 			}
 			r.Group, r.Consumer = args[i+1], args[i+2]
+			if r.Group == nil {
+				r.Group = []byte{} // a group named "": nil means XREAD
+			}
 			i += 2
 		case equalFoldASCII(o, "noack"):
 			if !group {
