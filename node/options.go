@@ -32,6 +32,9 @@ type Options struct {
 	// disconnected) before its connection closes; whoever is still busy
 	// after this is disconnected. Default 5 s.
 	ShutdownGrace time.Duration
+	// MetricsAddr, when set, serves Prometheus metrics over HTTP at
+	// /metrics (metrics.go).
+	MetricsAddr string
 	// Logger receives the node's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now. Tests pass a fake.

@@ -77,6 +77,8 @@ type Server struct {
 	monitors       monitor.Hub     // MONITOR (monitor.go)
 	// load is Options.LoadWhileServing's state (loading.go).
 	load loadState
+	// metrics is nil unless Options.MetricsAddr is set (metrics.go).
+	metrics *metricsServer
 }
 
 // serverStats are INFO's counters.
@@ -147,6 +149,12 @@ func New(opts Options) (*Server, error) {
 		s.mig = newMigrator(s, *o.Migration)
 		s.gate.wait = s.mig.o.FenceWait
 	}
+	// Last: nothing after it fails, so the listener cannot leak.
+	if o.MetricsAddr != "" {
+		if s.metrics, err = newMetricsServer(s, o.MetricsAddr); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -172,6 +180,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	started := sync.OnceFunc(s.wg.Done)
 	defer started()
+	if s.metrics != nil {
+		s.metrics.serve(s.log)
+		s.log.Info("metrics listening", "addr", s.metrics.ln.Addr().String())
+	}
 	accepted := make(chan error, 1)
 	acceptLoop := func() {
 		go func() { accepted <- s.clients.AcceptLoop(ln, s.isClosed, s.accept, s.log) }()
@@ -313,6 +325,9 @@ func (s *Server) Close() error {
 		}
 	}
 	s.wg.Wait()
+	if s.metrics != nil {
+		s.metrics.close()
+	}
 	if s.aof != nil {
 		return s.aof.Close() // flushed and fsynced; later calls return the same
 	}

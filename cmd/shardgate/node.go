@@ -133,6 +133,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var rewriteMin int64 = 64 << 20
 	fs.Var((*byteSize)(&rewriteMin), "auto-aof-rewrite-min-size", "with --appendonly: no automatic rewrite while the log is smaller than this (units: kb, mb, gb)")
 	aofLoadCorrupt := fs.Bool("aof-load-corrupt", false, "start even if a log file is corrupt before its end, cutting it at the first bad record (what follows is lost); a torn last record is always cut. A corrupt snapshot or manifest still stops the start")
+	fs.Var((*hostPort)(&opts.MetricsAddr), "metrics", "serve Prometheus metrics on this address (`host:port`) at /metrics; empty: off")
 	procs := fs.Int("procs", 0, "OS threads running Go code at once (GOMAXPROCS); 0 keeps Go's default of one per core. Use 1 where a load generator shares a small machine, as Redis runs commands on one thread")
 	gf.register(fs)
 	lf.register(fs)
