@@ -13,6 +13,7 @@ import (
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // TestPipelineRefusedAfterDownHead: a pipeline whose first command's node
@@ -81,6 +82,39 @@ func TestPipelineRefusedAfterDownHead(t *testing.T) {
 	}
 	if v := do(t, c, "RPUSH", k2, "z"); v.Int != 2 {
 		t.Errorf("RPUSH after the refused pipeline's replies: %v, want 2", v)
+	}
+}
+
+// TestRefusedSplitCommand: in a refused pipeline, a split command whose
+// parts all go to live nodes ran nowhere and is refused as a whole, not
+// reported as a failed part of a live node; one with a part for the down
+// node names that node.
+func TestRefusedSplitCommand(t *testing.T) {
+	down := freeAddr(t)
+	addr, topo := clusterWith(t, []string{"", down, ""}, proxy.Options{RedialBackoff: time.Minute, CrossSlot: proxy.CrossSlotSplit})
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	c := dial(t, addr, 2)
+	if err := c.WriteRaw(pipeline(3, func(i int) []string {
+		return [][]string{{"GET", k1}, {"MSET", k0, "new", k2, "new"}, {"MSET", k0, "new", k1, "new"}}[i]
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		resp.ErrClusterDownSlot, resp.ErrClusterDown,
+		fmt.Sprintf(resp.ErrSplitPart, slots.SlotString(k1), down, resp.ErrClusterDownSlot),
+	} {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Text() != want {
+			t.Errorf("reply %d = %v, want %s", i, v, want)
+		}
+	}
+	for _, k := range []string{k0, k2} {
+		if v := do(t, c, "EXISTS", k); v.Int != 0 {
+			t.Errorf("EXISTS %s after the refused pipeline = %v, want 0", k, v)
+		}
 	}
 }
 

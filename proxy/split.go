@@ -172,15 +172,28 @@ func (c *client) sendParts(parts []*slotPart) {
 }
 
 // partError returns the error reply that fails a split command, or nil.
+// A part refused with the rest of its pipeline (refuse.go; nodes never
+// answer that text) ran nowhere and says nothing of its node: another
+// failing part is named instead, and with none the command is refused as
+// a whole, as any keyed command there.
 func (c *client) partError(parts []*slotPart) []byte {
+	refused := false
+	var w resp.Writer
 	for _, p := range parts {
 		if r := p.req.reply; len(r) > 0 && (r[0] == '-' || r[0] == '!') {
 			v := decodeReply(r)
-			msg := fmt.Sprintf(resp.ErrSplitPart, p.slot, c.srv.nodeAddr(int(p.req.node)), bytes.TrimSpace(v.Str))
-			var w resp.Writer
-			w.Error(msg)
+			text := bytes.TrimSpace(v.Str)
+			if string(text) == resp.ErrClusterDown {
+				refused = true
+				continue
+			}
+			w.Error(fmt.Sprintf(resp.ErrSplitPart, p.slot, c.srv.nodeAddr(int(p.req.node)), text))
 			return w.B
 		}
+	}
+	if refused {
+		w.Error(resp.ErrClusterDown)
+		return w.B
 	}
 	return nil
 }
