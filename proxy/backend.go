@@ -344,6 +344,9 @@ func (c *nodeConn) readLoop() {
 					continue
 				}
 				if i < len(done) {
+					if buf[p] == '-' && bytes.HasPrefix(buf[p:p+l], loadingReply) {
+						c.node.noteLoading()
+					}
 					done[i].complete(buf[p : p+l])
 					i++
 				}
@@ -425,9 +428,33 @@ type nodePool struct {
 	// fails commands at once with CLUSTERDOWN.
 	state atomic.Uint32
 
+	// loadingUntil (Unix ns) is loadingHold after the node last answered
+	// LOADING: until then it counts as down for pipeline refusals
+	// (routing.someDown), though its commands still go to it.
+	loadingUntil atomic.Int64
+
 	requests atomic.Int64 // commands sent
 	errors   atomic.Int64 // failed dials and lost connections
 	latency  latencyStats
+}
+
+// loadingReply starts a node's reply while it loads its data.
+var loadingReply = []byte("-LOADING ")
+
+// loadingHold is how long a node counts as loading after its last LOADING
+// reply: longer than clients wait between their retries (go-redis backs
+// off up to 512 ms), so that a load reads as one outage.
+const loadingHold = time.Second
+
+// noteLoading records a LOADING reply from the node.
+func (p *nodePool) noteLoading() {
+	p.loadingUntil.Store(time.Now().Add(loadingHold).UnixNano())
+}
+
+// loading reports whether the node answered LOADING within loadingHold.
+func (p *nodePool) loading() bool {
+	u := p.loadingUntil.Load()
+	return u != 0 && time.Now().UnixNano() < u
 }
 
 func newNodePool(s *Server, idx int, addr string) *nodePool {
@@ -847,6 +874,7 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 		if ping && i == len(cmds)-1 && v.IsError() && bytes.HasPrefix(v.Str, []byte("LOADING ")) {
 			// A node loading its data is up: its commands answer
 			// LOADING, which clients retry, until it is in.
+			p.noteLoading()
 			continue
 		}
 		if v.IsError() {

@@ -135,10 +135,11 @@ func (r *routing) pool(n int) *nodePool { return (*r.pools.Load())[n] }
 // numPools is the number of pools ever created.
 func (r *routing) numPools() int { return len(*r.pools.Load()) }
 
-// someDown reports whether a pool is down or dead (a few atomic loads).
+// someDown reports whether a pool is down or dead, or its node is loading
+// its data (a few atomic loads).
 func (r *routing) someDown() bool {
 	for _, p := range r.all() {
-		if p.down.Load() || p.getState() == poolDead {
+		if p.down.Load() || p.getState() == poolDead || p.loading() {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,54 @@ func TestClusterClientPipelineRunsOnce(t *testing.T) {
 	}
 	if n != 0 || v != "" {
 		t.Errorf("after 3 refused pipelines: LLEN %s = %d, GET %s = %q; want 0 and nil (nothing ran)", k0, n, k2, v)
+	}
+}
+
+// TestLoadingNodeRefusesPipelines: a node answering LOADING counts as
+// down for pipeline refusals, so a go-redis ClusterClient, which retries
+// a whole pipeline whose first command gets LOADING, does not run the
+// commands for the other nodes again with every retry (at most the first
+// attempt, sent before the proxy had seen a LOADING, runs them).
+func TestLoadingNodeRefusesPipelines(t *testing.T) {
+	loading := fakeNode(t, func(nc net.Conn) {
+		serveCommands(nc, func(args [][]byte) string {
+			if strings.EqualFold(string(args[0]), "HELLO") { // served while loading
+				return "%1\r\n+proto\r\n:3\r\n"
+			}
+			return "-" + resp.ErrLoading + "\r\n"
+		})
+	})
+	addr, topo := clusterWith(t, []string{"", loading, ""}, proxy.Options{})
+	k0, k1, k2 := keyOnNode(t, topo, 0, "a"), keyOnNode(t, topo, 1, "b"), keyOnNode(t, topo, 2, "c")
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	defer cc.Close()
+	ctx := context.Background()
+	for range 3 {
+		_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, k1)
+			p.RPush(ctx, k0, "x")
+			p.Incr(ctx, k2)
+			return nil
+		})
+		if err == nil {
+			t.Fatal("pipeline with its first command on a loading node: no error")
+		}
+	}
+	n, err := cc.LLen(ctx, k0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 1 {
+		t.Errorf("after 3 pipelines led by a loading node's command: LLEN %s = %d, want at most 1", k0, n)
+	}
+	// A live node's pipeline is served whole meanwhile.
+	cmds, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, k0, "y")
+		p.Incr(ctx, k2)
+		return nil
+	})
+	if err != nil || cmds[1].(*redis.IntCmd).Val() < 1 {
+		t.Errorf("pipeline led by a live node's command: %v %v", cmds, err)
 	}
 }
 
