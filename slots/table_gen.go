@@ -2632,7 +2632,7 @@ var table = []*Command{
 	},
 	{
 		Name: "pfcount", Arity: -2,
-		Flags:    FlagReadOnly,
+		Flags:    FlagReadOnly | FlagMayReplicate,
 		FirstKey: 1, LastKey: -1, Step: 1,
 		ACL: ACLRead | ACLHyperLogLog | ACLSlow,
 		KeySpecs: []KeySpec{

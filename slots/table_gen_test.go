@@ -7,7 +7,7 @@ package slots
 var testOnlyTable = []*Command{
 	{
 		Name: "eval", Arity: -3,
-		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys,
+		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys | FlagMayReplicate,
 		ACL:   ACLSlow | ACLScripting,
 		KeySpecs: []KeySpec{
 			{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate,
@@ -30,7 +30,7 @@ var testOnlyTable = []*Command{
 	},
 	{
 		Name: "evalsha", Arity: -3,
-		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys,
+		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys | FlagMayReplicate,
 		ACL:   ACLSlow | ACLScripting,
 		KeySpecs: []KeySpec{
 			{Flags: KeyRW | KeyAccess | KeyUpdate,
@@ -53,7 +53,7 @@ var testOnlyTable = []*Command{
 	},
 	{
 		Name: "fcall", Arity: -3,
-		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys,
+		Flags: FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys | FlagMayReplicate,
 		ACL:   ACLSlow | ACLScripting,
 		KeySpecs: []KeySpec{
 			{Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", Flags: KeyRW | KeyAccess | KeyUpdate,

@@ -147,6 +147,13 @@ func pauseRun(t *testing.T, addr string) []string {
 	held(b, "SET", "{p}k", "v1")
 	do(a, "CLIENT", "PAUSE", "10000", "write")
 	held(b, "RPUSH", "{p}l", "x")
+	// PFCOUNT may store its key's cached count (Redis's may-replicate
+	// flag): held as a write, also for a key that does not exist.
+	do(b, "PFADD", "{p}h", "a")
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	held(b, "PFCOUNT", "{p}h")
+	do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+	held(b, "PFCOUNT", "{p}nohll")
 
 	// In a pipeline, the replies before the held command arrive first.
 	do(a, "CLIENT", "PAUSE", "10000", "WRITE")

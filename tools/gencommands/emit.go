@@ -20,6 +20,7 @@ var (
 		"asking", "FlagAsking", "fast", "FlagFast", "no_auth", "FlagNoAuth",
 		"no_mandatory_keys", "FlagNoMandatoryKeys", "no_async_loading", "FlagNoAsyncLoading",
 		"no_multi", "FlagNoMulti", "movablekeys", "FlagMovableKeys", "allow_busy", "FlagAllowBusy",
+		"may_replicate", "FlagMayReplicate", // added by parseInfo, never printed
 	}
 	aclIdents = []string{
 		"keyspace", "ACLKeyspace", "read", "ACLRead", "write", "ACLWrite", "set", "ACLSet",

@@ -93,6 +93,13 @@ func (s *source) command(e listEntry) (*command, error) {
 	return cmd, nil
 }
 
+// mayReplicate are the commands with Redis 7.0's MAY_REPLICATE flag
+// (src/commands/*.json), which COMMAND INFO does not print: a WRITE client
+// pause holds them.
+var mayReplicate = map[string]bool{
+	"eval": true, "evalsha": true, "fcall": true, "pfcount": true, "publish": true, "spublish": true,
+}
+
 func parseInfo(v value) (*command, error) {
 	if len(v.elems) != 10 {
 		return nil, fmt.Errorf("COMMAND INFO entry has %d fields, want 10", len(v.elems))
@@ -105,6 +112,9 @@ func parseInfo(v value) (*command, error) {
 	}
 	for i, a := range c.acl {
 		c.acl[i] = strings.TrimPrefix(a, "@")
+	}
+	if mayReplicate[c.name] {
+		c.flags = append(c.flags, "may_replicate")
 	}
 	for _, ks := range e[8].elems {
 		spec, err := parseKeySpec(ks)
