@@ -1,46 +1,14 @@
 package node_test
 
 import (
-	"bufio"
 	"net"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/promscrape"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/nodetest"
 )
-
-// scrapeNode reads /metrics into series name{labels} -> value.
-func scrapeNode(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	res, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", res.Status)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
-}
 
 // TestNodeMetrics: the node's /metrics follows what clients did.
 func TestNodeMetrics(t *testing.T) {
@@ -61,7 +29,7 @@ func TestNodeMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := scrapeNode(t, maddr.String())
+	m := promscrape.Scrape(t, maddr.String())
 	for series, want := range map[string]float64{
 		`shardgate_node_commands_total{command="set"}`:           3,
 		`shardgate_node_commands_total{command="get"}`:           2,
@@ -98,7 +66,7 @@ func TestNodeMetrics(t *testing.T) {
 	if _, err := c.DoStrings("CONFIG", "RESETSTAT"); err != nil {
 		t.Fatal(err)
 	}
-	m = scrapeNode(t, maddr.String())
+	m = promscrape.Scrape(t, maddr.String())
 	if got := m[`shardgate_node_commands_total{command="set"}`]; got != 0 {
 		t.Errorf("set after RESETSTAT = %v, want 0", got)
 	}
@@ -118,7 +86,7 @@ func TestNodeMetrics(t *testing.T) {
 // node.
 func TestNodeMetricsSlotsServed(t *testing.T) {
 	srv, _, _ := nodetest.Start(t, node.Options{MetricsAddr: "127.0.0.1:0", Ownership: threeNodes("127.0.0.1:1")}, nil)
-	m := scrapeNode(t, srv.MetricsAddr().String())
+	m := promscrape.Scrape(t, srv.MetricsAddr().String())
 	if got := m["shardgate_node_slots_served"]; got != 5461 {
 		t.Errorf("slots_served = %v, want 5461", got)
 	}

@@ -1,47 +1,20 @@
 package proxy_test
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/promscrape"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 )
 
 // scrape reads /metrics into series name{labels} -> value.
-func scrape(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	res, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", res.Status)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
-}
+func scrape(t *testing.T, addr string) map[string]float64 { return promscrape.Scrape(t, addr) }
 
 // pollUntil retries cond until it holds or limit passes.
 func pollUntil(t *testing.T, limit time.Duration, cond func() error) {

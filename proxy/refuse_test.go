@@ -119,6 +119,18 @@ func TestRefusedSplitCommand(t *testing.T) {
 	}
 }
 
+// ledPipeline runs, through cc, a pipeline led by INCR head, then RPUSH
+// push x and INCR incr, and returns its error.
+func ledPipeline(ctx context.Context, cc *redis.ClusterClient, head, push, incr string) error {
+	_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, head)
+		p.RPush(ctx, push, "x")
+		p.Incr(ctx, incr)
+		return nil
+	})
+	return err
+}
+
 // TestClusterClientPipelineRunsOnce: go-redis's ClusterClient retries a
 // pipeline whose first command answers CLUSTERDOWN, three times; through
 // the proxy, the commands in it for live nodes still run once at most.
@@ -130,13 +142,7 @@ func TestClusterClientPipelineRunsOnce(t *testing.T) {
 	defer cc.Close()
 	ctx := context.Background()
 	for range 3 {
-		_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Incr(ctx, k1)
-			p.RPush(ctx, k0, "x")
-			p.Incr(ctx, k2)
-			return nil
-		})
-		if err == nil || !strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		if err := ledPipeline(ctx, cc, k1, k0, k2); err == nil || !strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
 			t.Fatalf("pipeline with its first command on a down node: err %v", err)
 		}
 	}
@@ -173,13 +179,7 @@ func TestLoadingNodeRefusesPipelines(t *testing.T) {
 	defer cc.Close()
 	ctx := context.Background()
 	for range 3 {
-		_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Incr(ctx, k1)
-			p.RPush(ctx, k0, "x")
-			p.Incr(ctx, k2)
-			return nil
-		})
-		if err == nil {
+		if err := ledPipeline(ctx, cc, k1, k0, k2); err == nil {
 			t.Fatal("pipeline with its first command on a loading node: no error")
 		}
 	}
