@@ -93,6 +93,11 @@ func TestDiffClusterRedirects(t *testing.T) {
 		{"CLUSTER", "KEYSLOT", other}, {"CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(int(slots.SlotString(other)))},
 		{"CLUSTER", "GETKEYSINSLOT", strconv.Itoa(int(slots.SlotString(other))), "10"},
 		{"COMMAND", "GETKEYS", "GET", other}, {"OBJECT", "HELP"},
+		// Commands the node does not serve: across slots, refused as
+		// Redis refuses them (and counted as rejected calls).
+		{"SUNIONSTORE", other, mine}, {"SMOVE", mine, other, "m"}, {"SINTER", mine, sibling},
+		{"ZUNIONSTORE", mine, "2", mine, other}, {"EVAL", "return 1", "2", mine, third},
+		{"SORT", mine, "STORE", other}, {"SUNIONSTORE", other}, {"HSET", mine, "f"},
 		// Transactions.
 		{"MULTI"}, {"SET", mine, "2"}, {"GET", other}, {"EXEC"},
 		{"MULTI"}, {"GET", unassigned}, {"PING"}, {"EXEC"},
@@ -100,6 +105,7 @@ func TestDiffClusterRedirects(t *testing.T) {
 		{"MULTI"}, {"WATCH", other}, {"WATCH", mine}, {"DISCARD"},
 		{"MULTI"}, {"BLPOP", other, "0"}, {"EXEC"},
 		{"MULTI"}, {"NOSUCH", other}, {"GET", other}, {"EXEC"},
+		{"MULTI"}, {"SUNIONSTORE", mine, other}, {"GET", mine}, {"EXEC"},
 		{"MULTI"}, {"SET", mine, "3"}, {"GET", mine}, {"PING"}, {"EXEC"},
 		{"WATCH", mine}, {"MULTI"}, {"INCR", mine}, {"EXEC"},
 		{"DEL", mine, tag(mine, "x")},
@@ -126,7 +132,9 @@ func TestDiffClusterRedirects(t *testing.T) {
 		t.Fatalf("CONFIG SET requirepass: %s %v", v, err)
 	}
 	p := &difftest.ConnPair{Redis: self.Conn(t, 2), Node: dial(t, addr, 2), Proto: 2}
-	for _, args := range [][]string{{"GET", other}, {"MGET", other, mine}, {"GET", unassigned}, {"AUTH", "pw"}, {"GET", other}} {
+	for _, args := range [][]string{{"GET", other}, {"MGET", other, mine}, {"GET", unassigned},
+		{"SUNIONSTORE", other, mine}, {"HGET", mine, "f"}, {"HGET", mine}, {"NOSUCH", mine},
+		{"AUTH", "pw"}, {"GET", other}} {
 		p.Do(t, args...)
 	}
 	p.Do(t, "CONFIG", "SET", "requirepass", "")

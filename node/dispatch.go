@@ -81,6 +81,16 @@ func (s *Server) execute(c *client, args [][]byte) {
 			s.refuseHTTP(c)
 			return
 		}
+		// A Redis command the node does not serve is refused as a Redis
+		// Cluster node refuses it before running it (arity, NOAUTH,
+		// CROSSSLOT); where Redis would run it, it is unknown.
+		var kb [8]int
+		if ucmd, _, msg := cmdlookup.Unserved(args, c.authRequired(), kb[:0]); msg != "" {
+			c.setLastCmd(ucmd)
+			c.countRejected(ucmd)
+			c.reject(msg)
+			return
+		}
 		c.reject(refusal)
 		return
 	}

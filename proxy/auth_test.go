@@ -20,7 +20,7 @@ import (
 // authScript is a client session before and after AUTH whose every reply
 // is the same on any Redis 7.0 with requirepass "pw".
 const authScript = "PING\r\nGET k\r\nSET k v\r\nAUTH wrong\r\nAUTH default wrong\r\nAUTH nobody pw\r\nAUTH a b c\r\n" +
-	"HELLO 3\r\nHELLO 2 AUTH default wrong\r\nCLIENT ID\r\nCLIENT GETNAME\r\nAUTH pw\r\nPING\r\nAUTH default pw\r\nECHO hi\r\n" +
+	"HELLO 3\r\nHELLO 2 AUTH default wrong\r\nCLIENT ID\r\nCLIENT GETNAME\r\nHGET k\r\nHGET k f\r\nSUNIONSTORE d a b\r\nAUTH pw\r\nPING\r\nAUTH default pw\r\nECHO hi\r\n" +
 	"HELLO 2 AUTH default wrong\r\nPING after\r\n"
 
 // exchange writes in, half-closes and returns all the server sent.

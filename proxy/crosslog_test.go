@@ -32,6 +32,16 @@ func TestCrossSlotLog(t *testing.T) {
 		}
 	}
 
+	// A Redis command shardgate does not serve is refused and logged
+	// as a served one.
+	if v := do(t, c, "SUNIONSTORE", "a", "b"); !strings.HasPrefix(v.Text(), "CROSSSLOT") {
+		t.Fatalf("SUNIONSTORE a b: %v", v)
+	}
+	line = logLine(t, &log, `command=sunionstore`)
+	if !strings.Contains(line, `keys="\"a\"@15495 \"b\"@3300"`) {
+		t.Errorf("log line %q lacks the keys", line)
+	}
+
 	// A transaction whose commands are each in one slot, but not the same.
 	do(t, c, "MULTI")
 	do(t, c, "SET", "a", "1")

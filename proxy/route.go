@@ -304,6 +304,22 @@ func (c *client) unknownCommand(args [][]byte, refusal string) {
 		c.addLocal(len(c.local.B))
 		return
 	}
+	// A Redis command shardgate does not serve is refused as a Redis
+	// Cluster node refuses it before running it (arity, NOAUTH, and
+	// CROSSSLOT in either cross-slot mode), so that code tried here meets
+	// the refusals it would meet there; where Redis would run it, it is
+	// unknown.
+	var kb [8]int
+	if cmd, keys, msg := cmdlookup.Unserved(args, c.authRequired(), kb[:0]); msg != "" {
+		c.lastCmd.Store(cmd)
+		c.curCmd = int32(cmd.ID + 1) // a rejected call in commandstats
+		if msg == resp.ErrCrossSlot {
+			c.srv.stats.crossSlot.Add(1)
+			c.srv.cross.refused(c, cmd.FullName, args, keys)
+		}
+		c.reject(msg)
+		return
+	}
 	c.reject(refusal)
 }
 

@@ -1,6 +1,6 @@
 package slots
 
-//go:generate go run ../tools/gencommands -list commands.txt -o table_gen.go -test-o table_gen_test.go
+//go:generate go run ../tools/gencommands -list commands.txt -o table_gen.go -unserved-o unserved_gen.go
 
 // Command describes one command or subcommand.
 type Command struct {

@@ -32,7 +32,7 @@ func TestKeyRefsAgainstRedis(t *testing.T) {
 		}
 		c := lookupTest(t, args)
 		if c.ID >= NumIDs() {
-			continue // test-only: COMMAND GETKEYSANDFLAGS is not served for it
+			continue // unserved: COMMAND GETKEYSANDFLAGS is not served for it
 		}
 		checked++
 		rep := o.do(t, append([][]byte{[]byte("COMMAND"), []byte("GETKEYSANDFLAGS")}, args...)...)

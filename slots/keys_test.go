@@ -6,23 +6,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
-var prepareTestOnly sync.Once
-
-// allTestCommands returns the served table and the test-only table, each
+// allTestCommands returns the served table and the unserved table, each
 // command followed by its subcommands.
 func allTestCommands() []*Command {
-	prepareTestOnly.Do(func() {
-		id := NumIDs()
-		for _, c := range testOnlyTable {
-			id = prepare(c, nil, id)
-		}
-	})
 	var out []*Command
-	for _, c := range append(slices.Clone(table), testOnlyTable...) {
+	for _, c := range append(slices.Clone(table), unservedTable...) {
 		out = append(out, c)
 		out = append(out, c.Subcommands...)
 	}

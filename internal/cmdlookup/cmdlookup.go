@@ -37,6 +37,30 @@ func Resolve(args [][]byte) (cmd *slots.Command, errMsg string) {
 	return cmd, ""
 }
 
+// Unserved is Resolve's next step for an unknown name: when args call a
+// Redis 7.0 command with keys that shardgate does not serve (hashes, sets,
+// sorted sets, scripting ...), it returns that command and the refusal a
+// Redis Cluster node would make before running the call: a wrong number
+// of arguments, NOAUTH (authRequired), or CROSSSLOT when the keys span
+// slots (keys, appended to dst, are then the key indexes). errMsg is ""
+// where Redis would run the call, and cmd nil for any other name: the
+// caller answers unknown command then.
+func Unserved(args [][]byte, authRequired bool, dst []int) (cmd *slots.Command, keys []int, errMsg string) {
+	cmd = slots.LookupUnserved(args[0])
+	switch {
+	case cmd == nil:
+		return nil, dst, ""
+	case !cmd.CheckArity(len(args)):
+		return cmd, dst, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName)
+	case authRequired:
+		return cmd, dst, resp.ErrNoAuth
+	}
+	if _, keys, cross := slots.UnservedCrossSlot(args, dst); cross {
+		return cmd, keys, resp.ErrCrossSlot
+	}
+	return cmd, dst, ""
+}
+
 // IsHTTPRequest reports whether an unknown command name is really the
 // start of an HTTP request ("POST" or a "Host:" header line): Redis closes
 // such a connection without a reply, as a cross-protocol attack.

@@ -40,10 +40,12 @@ type entry struct {
 	_                           [24]byte
 }
 
-// New returns a table for every command of the command table, with
-// Redis's defaults: latency tracking on, percentiles 50, 99 and 99.9.
+// New returns a table for every command of the command table, and for
+// the Redis commands shardgate does not serve (whose cross-slot calls are
+// refused, and count as rejected), with Redis's defaults: latency
+// tracking on, percentiles 50, 99 and 99.9.
 func New() *Table {
-	t := &Table{cmds: make([]entry, slots.NumIDs()), names: make([]string, slots.NumIDs())}
+	t := &Table{cmds: make([]entry, slots.NumAllIDs()), names: make([]string, slots.NumAllIDs())}
 	var walk func(c *slots.Command)
 	walk = func(c *slots.Command) {
 		t.names[c.ID] = c.FullName
@@ -53,6 +55,9 @@ func New() *Table {
 		}
 	}
 	for _, c := range slots.All() {
+		walk(c)
+	}
+	for _, c := range slots.Unserved() {
 		walk(c)
 	}
 	slices.SortFunc(t.byName, func(a, b int) int { return strings.Compare(t.names[a], t.names[b]) })

@@ -18,6 +18,14 @@ type command struct {
 	subs              []*command
 }
 
+// dropDocs leaves out c's documentation and its subcommands'.
+func (c *command) dropDocs() {
+	c.doc = nil
+	for _, s := range c.subs {
+		s.dropDocs()
+	}
+}
+
 type keySpec struct {
 	notes     string
 	flags     []string

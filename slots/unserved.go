@@ -1,0 +1,67 @@
+package slots
+
+// Redis 7.0's commands with keys that shardgate does not serve
+// (unservedTable: hashes, sets, sorted sets, geo, scripting, SORT,
+// DUMP/RESTORE, MIGRATE). A Redis Cluster node refuses a call whose keys
+// span slots with CROSSSLOT before running it, so code written for a
+// Redis Cluster meets that refusal here too, where it would otherwise only
+// learn that the command is unknown.
+
+// unservedByName indexes unservedTable for LookupUnserved; filled once at
+// init, read-only after, as is numAllIDs.
+var (
+	unservedByName = map[string]*Command{}
+	numAllIDs      int
+)
+
+func init() {
+	// IDs past NumIDs: the handler tables have no room for them, the
+	// statistics tables (NumAllIDs) have.
+	numAllIDs = numIDs
+	for _, c := range unservedTable {
+		numAllIDs = prepare(c, nil, numAllIDs)
+		unservedByName[c.Name] = c
+	}
+}
+
+// Unserved returns the unserved commands, in table order.
+func Unserved() []*Command { return unservedTable }
+
+// NumAllIDs is one more than the largest Command.ID of a served or an
+// unserved command: statistics count refusals of both.
+func NumAllIDs() int { return numAllIDs }
+
+// LookupUnserved finds, ignoring case, a Redis 7.0 command with keys that
+// shardgate does not serve; nil for any other name, served or not.
+func LookupUnserved(name []byte) *Command {
+	if len(name) == 0 || len(name) > maxNameLen {
+		return nil
+	}
+	var buf [maxNameLen]byte
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return unservedByName[string(lower)]
+}
+
+// UnservedCrossSlot reports whether args call an unserved command (see
+// LookupUnserved) with a fitting number of arguments and keys in more
+// than one slot, as a Redis Cluster node finds them for routing. It
+// returns the command and the key indexes (appended to dst) when so.
+func UnservedCrossSlot(args [][]byte, dst []int) (*Command, []int, bool) {
+	c := LookupUnserved(args[0])
+	if c == nil || !c.CheckArity(len(args)) {
+		return nil, dst, false
+	}
+	keys := c.RouteKeyIndexes(args, dst)
+	for _, i := range keys[len(dst):] {
+		if Slot(args[i]) != Slot(args[keys[len(dst)]]) {
+			return c, keys, true
+		}
+	}
+	return nil, dst, false
+}
