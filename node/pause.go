@@ -1,7 +1,12 @@
 package node
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -27,6 +32,35 @@ func (s *Server) cmdClientPause(c *client, args [][]byte) {
 
 func (s *Server) cmdClientUnpause(c *client, args [][]byte) {
 	s.pause.Lift()
+	c.w.OK()
+}
+
+// SHARDGATE EXPIRY-HOLD ms, which a proxy sends its nodes when its own
+// CLIENT PAUSE starts (ms: the pause's time left) or is lifted (0): the
+// proxy holds its clients' commands itself, and the node keeps its
+// dataset still meanwhile, as under a pause of its own (expired keys read
+// as gone but stay stored), without holding any client.
+
+// isExpiryHold reports whether args are SHARDGATE EXPIRY-HOLD.
+func isExpiryHold(args [][]byte) bool {
+	return len(args) >= 2 && equalFoldASCII(args[1], "expiry-hold")
+}
+
+func (s *Server) cmdExpiryHold(c *client, args [][]byte) {
+	if len(args) != 3 {
+		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|expiry-hold"))
+		return
+	}
+	ms, err := strconv.ParseInt(string(args[2]), 10, 64)
+	if err != nil || ms < 0 {
+		c.w.Error(resp.ErrTimeoutNotInt)
+		return
+	}
+	until := int64(0)
+	if ms > 0 {
+		until = s.opts.Now().UnixMilli() + min(ms, math.MaxInt64/2)
+	}
+	s.expiryHeld.Store(until)
 	c.w.OK()
 }
 

@@ -113,3 +113,48 @@ func TestPauseManyHeld(t *testing.T) {
 		t.Fatalf("blocked_clients %s after the pause, want 0", b)
 	}
 }
+
+// TestExpiryHold: SHARDGATE EXPIRY-HOLD ms (a proxy's CLIENT PAUSE) keeps
+// expired keys stored, holding no client, until its time runs out or a
+// hold of 0 lifts it; it wants a password like any command.
+func TestExpiryHold(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{RequirePass: "pw"}, nil)
+	c := dialDiff(t, addr)
+	expect := func(want string, args ...string) {
+		t.Helper()
+		v, err := c.DoStrings(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.String(); got != want {
+			t.Errorf("%q: %s, want %s", args, got, want)
+		}
+	}
+	expect(`error:"NOAUTH Authentication required."`, "SHARDGATE", "EXPIRY-HOLD", "1000")
+	expect(`simple:"OK"`, "AUTH", "pw")
+	expect(`error:"ERR wrong number of arguments for 'shardgate|expiry-hold' command"`, "SHARDGATE", "EXPIRY-HOLD")
+	expect(`error:"ERR timeout is not an integer or out of range"`, "SHARDGATE", "EXPIRY-HOLD", "-1")
+	expect(`error:"ERR timeout is not an integer or out of range"`, "SHARDGATE", "expiry-hold", "x")
+	// Without gossip the node has no other SHARDGATE command.
+	expect(`error:"ERR unknown command 'SHARDGATE', with args beginning with: 'PLAN' "`, "SHARDGATE", "PLAN")
+
+	expect(`simple:"OK"`, "SET", "k", "v", "PX", "20")
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "60000")
+	time.Sleep(100 * time.Millisecond)
+	expect(`null-bulk`, "GET", "k")
+	expect(`int:1`, "DBSIZE")              // expired, still stored
+	expect(`simple:"OK"`, "SET", "w", "v") // nothing is held
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "0")
+	expect(`null-bulk`, "GET", "k") // removed now
+	expect(`int:1`, "DBSIZE")
+
+	// A hold runs out by itself.
+	expect(`simple:"OK"`, "SET", "k", "v", "PX", "20")
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "150")
+	time.Sleep(50 * time.Millisecond)
+	expect(`null-bulk`, "GET", "k")
+	expect(`int:2`, "DBSIZE")
+	time.Sleep(200 * time.Millisecond)
+	expect(`null-bulk`, "GET", "k")
+	expect(`int:1`, "DBSIZE")
+}

@@ -1,14 +1,20 @@
 package proxy
 
 import (
+	"strconv"
+
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
 // CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE pause the proxy's
 // own clients (internal/clientpause has the rules): the proxy is the
 // server its clients see, so its pause holds their commands before they
-// reach a node, and the nodes' own clients are not paused. A held command
+// reach a node, and the nodes' own clients are not paused. The nodes keep
+// their datasets still meanwhile, as Redis keeps its own under a pause
+// (no expired key removed): each is told the pause's time left, or that
+// it was lifted, with SHARDGATE EXPIRY-HOLD (holdNodeExpiry). A held command
 // waits in its client's goroutine after the commands before it in the
 // batch have run and their replies are written, as Redis writes them
 // while the client is postponed; its time starts when it goes on. The
@@ -22,12 +28,36 @@ func cmdClientPause(c *client, args [][]byte) {
 		return
 	}
 	c.srv.pause.Set(end, mode, now)
+	c.holdNodeExpiry(c.srv.pause.Left(now))
 	c.local.OK()
 }
 
 func cmdClientUnpause(c *client, _ [][]byte) {
 	c.srv.pause.Lift()
+	c.holdNodeExpiry(0)
 	c.local.OK()
+}
+
+// holdNodeExpiry sends SHARDGATE EXPIRY-HOLD ms to every node the proxy
+// can reach, on the shared connection this client's commands take, so
+// that its later commands find the node held (or released). The replies
+// are not waited for: a node that is down, or too old to know the
+// command, just goes on expiring keys; one that joins or restarts during
+// the pause is not held either.
+func (c *client) holdNodeExpiry(ms int64) {
+	cmd := resp.AppendCommand(nil, [][]byte{[]byte("SHARDGATE"), []byte("EXPIRY-HOLD"), strconv.AppendInt(nil, ms, 10)})
+	for _, p := range c.srv.route.all() {
+		if p.getState() == poolRetired || !p.served() {
+			continue
+		}
+		nc, err := p.sharedConn(c.w.Proto, c.connIdx())
+		if err != nil {
+			continue
+		}
+		b := newBatch(0)
+		b.start(1, 0)
+		nc.send([]*request{{b: b, node: noOwner}}, cmd)
+	}
 }
 
 // mayWrite reports whether cmd is held by a WRITE pause: a command that

@@ -12,3 +12,10 @@ import (
 func TestDiffClientPause(t *testing.T) {
 	difftest.ClientPauseScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
 }
+
+// TestDiffExpiryPause: under the proxy's CLIENT PAUSE the nodes keep
+// their datasets still as Redis keeps its own (expired keys read as gone
+// but stay stored until the pause ends; difftest.ExpiryPauseScenario).
+func TestDiffExpiryPause(t *testing.T) {
+	difftest.ExpiryPauseScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
+}

@@ -86,6 +86,20 @@ func (p *Pause) Paused(nowMs int64) bool {
 	return Mode(p.mode.Load()) != None && p.endMs > nowMs
 }
 
+// Left is the time the pause has left at nowMs, in milliseconds; 0 when
+// none holds.
+func (p *Pause) Left(nowMs int64) int64 {
+	if Mode(p.mode.Load()) == None {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if Mode(p.mode.Load()) == None || p.endMs <= nowMs {
+		return 0
+	}
+	return p.endMs - nowMs
+}
+
 // MayHold reports, with one atomic load, whether a command that may
 // write (mayWrite) or not could be held: false means it runs at once.
 func (p *Pause) MayHold(mayWrite bool) bool {

@@ -278,7 +278,19 @@ func expiryPauseRun(t *testing.T, addr string) []string {
 	record("OBJECT", "ENCODING", "{xp}gone")
 	record("DBSIZE")
 	record("KEYS", "{xp}*")
-	record("SCAN", "0", "MATCH", "{xp}*", "COUNT", "1000")
+	// A whole scan, cursor to cursor: a proxy's cursors name its nodes.
+	var scanned []string
+	for cursor, n := "0", 0; n == 0 || cursor != "0"; n++ {
+		v := do("SCAN", cursor, "MATCH", "{xp}*", "COUNT", "1000")
+		if len(v.Elems) != 2 || n > 100 {
+			t.Fatalf("SCAN %s: %s", cursor, v)
+		}
+		cursor = string(v.Elems[0].Str)
+		for _, k := range v.Elems[1].Elems {
+			scanned = append(scanned, string(k.Str))
+		}
+	}
+	note("SCAN MATCH {xp}* (all pages)", scanned)
 	record("RANDOMKEY")
 	note("MEMORY USAGE {xp}gone2 (kind)", do("MEMORY", "USAGE", "{xp}gone2").Kind)
 	note("INFO keyspace db0", infoField("keyspace", "db0"))
