@@ -40,26 +40,27 @@ type Server struct {
 
 	clients netserve.Clients[*client]
 
-	stats serverStats
-	blk   blocker           // blocked clients (blocking.go)
-	pause clientpause.Pause // CLIENT PAUSE (pause.go)
 	// expiryHeld is the unix ms until which a proxy's CLIENT PAUSE keeps
 	// the dataset still here too (SHARDGATE EXPIRY-HOLD, pause.go).
 	expiryHeld atomic.Int64
-	cfg        *redisconf.Endpoint  // requirepass and maxclients, settable (config.go)
-	config     redisconf.Table      // CONFIG GET/SET's parameters
-	errs       redisinfo.ErrorStats // INFO errorstats (info.go)
-	rates      rateSampler          // INFO instantaneous_* (info.go)
-	mem        *memlimit.Guard      // maxmemory, capped at MaxInt64 (config.go)
-	runID      string               // INFO run_id, fresh for every node start
-	replID     string               // INFO master_replid
-	nodeID     string               // CLUSTER MYID of a standalone node, fresh for every start
-	own        Ownership            // nil: standalone, every slot served (ownership.go)
-	served     [slots.Count]bool    // slots served at the last ownership change (followOwnership's)
-	gate       gates                // per-slot migration state (migrate_gate.go)
-	mig        *migrator            // nil: no migrations (migrate.go)
-	aof        *aof.Log             // nil: no append-only log (persist.go)
-	saves      saver                // snapshots and rewrites (save.go)
+
+	stats  serverStats
+	blk    blocker              // blocked clients (blocking.go)
+	pause  clientpause.Pause    // CLIENT PAUSE (pause.go)
+	cfg    *redisconf.Endpoint  // requirepass and maxclients, settable (config.go)
+	config redisconf.Table      // CONFIG GET/SET's parameters
+	errs   redisinfo.ErrorStats // INFO errorstats (info.go)
+	rates  rateSampler          // INFO instantaneous_* (info.go)
+	mem    *memlimit.Guard      // maxmemory, capped at MaxInt64 (config.go)
+	runID  string               // INFO run_id, fresh for every node start
+	replID string               // INFO master_replid
+	nodeID string               // CLUSTER MYID of a standalone node, fresh for every start
+	own    Ownership            // nil: standalone, every slot served (ownership.go)
+	served [slots.Count]bool    // slots served at the last ownership change (followOwnership's)
+	gate   gates                // per-slot migration state (migrate_gate.go)
+	mig    *migrator            // nil: no migrations (migrate.go)
+	aof    *aof.Log             // nil: no append-only log (persist.go)
+	saves  saver                // snapshots and rewrites (save.go)
 	// slotLSN is each slot's last record in the log, written and read
 	// under the slot's lock (persist.go's appendRecord, snapshots).
 	slotLSN [slots.Count]uint64
