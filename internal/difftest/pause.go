@@ -267,10 +267,10 @@ func expiryPauseRun(t *testing.T, addr string) []string {
 
 	do("DEL", "{xp}gone", "{xp}gone2", "{xp}live")
 	do("SET", "{xp}live", "v")
-	do("SET", "{xp}gone", "v", "PX", "100")
-	do("SET", "{xp}gone2", "v", "PX", "100")
+	do("SET", "{xp}gone", "v", "PX", "300")
+	do("SET", "{xp}gone2", "v", "PX", "300")
 	do("CLIENT", "PAUSE", "10000", "WRITE")
-	time.Sleep(300 * time.Millisecond) // both have expired; the pause keeps them
+	time.Sleep(600 * time.Millisecond) // both have expired; the pause keeps them
 	record("GET", "{xp}gone")
 	record("EXISTS", "{xp}gone")
 	record("TTL", "{xp}gone")
