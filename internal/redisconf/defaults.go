@@ -18,7 +18,27 @@ func IsRedisName(name string) bool {
 			return true
 		}
 	}
+	for _, d := range redisHidden {
+		if strings.EqualFold(d.name, name) {
+			return true
+		}
+	}
 	return false
+}
+
+// redisHidden are Redis 7.0.15's hidden parameters (debugging aids that
+// CONFIG GET answers for their exact name but no pattern matches), with
+// their defaults and the values CONFIG SET takes (config.c; not in
+// CONFIG GET *, so tools/genconfig does not see them).
+var redisHidden = []struct {
+	name, value string
+	rule        valueRule
+}{
+	{"key-load-delay", "0", valueRule{kind: kindInt, lo: math.MinInt32, hi: math.MaxInt32}},
+	{"loading-process-events-interval-bytes", "2097152", valueRule{kind: kindInt, lo: 1024, hi: math.MaxInt32}},
+	{"rdb-key-save-delay", "0", valueRule{kind: kindInt, lo: math.MinInt32, hi: math.MaxInt32}},
+	{"use-exit-on-panic", "no", valueRule{kind: kindBool}},
+	{"watchdog-period", "0", valueRule{kind: kindInt, lo: 0, hi: math.MaxInt32}},
 }
 
 // redisImmutable are the parameters Redis 7.0.15 refuses to change at run
@@ -50,6 +70,13 @@ func (t Table) WithRedisDefaults(skip ...string) Table {
 			continue
 		}
 		out = append(out, Param{Name: name, Get: func() string { return val }})
+	}
+	for _, d := range redisHidden {
+		if t.Lookup(d.name) != nil || containsFold(skip, d.name) {
+			continue
+		}
+		val := d.value
+		out = append(out, Param{Name: d.name, Get: func() string { return val }, Hidden: true})
 	}
 	return out
 }
@@ -172,6 +199,11 @@ func redisValueReason(name, v string) string {
 	}
 	if r, ok := redisValueRules[name]; ok {
 		return r.reason(v)
+	}
+	for _, d := range redisHidden {
+		if d.name == name {
+			return d.rule.reason(v)
+		}
 	}
 	return ""
 }

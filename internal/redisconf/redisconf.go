@@ -28,6 +28,9 @@ type Param struct {
 	// bad) or the reason it is refused; nil means the parameter is
 	// immutable.
 	Check func(v string) (apply func(), reason string)
+	// Hidden: CONFIG GET lists it for its exact name only, never for a
+	// pattern (Redis's HIDDEN_CONFIG debugging parameters).
+	Hidden bool
 }
 
 // Table is a server's parameters, in the order CONFIG GET lists them.
@@ -64,7 +67,7 @@ func (t Table) Get(w *resp.Writer, patterns [][]byte) {
 		lp := bytes.ToLower(a)
 		for i := range t {
 			p := &t[i]
-			if !seen[p] && glob.MatchString(lp, p.Name) {
+			if !seen[p] && !p.Hidden && glob.MatchString(lp, p.Name) {
 				seen[p] = true
 				out = append(out, match{p.Name, p.Get()})
 			}

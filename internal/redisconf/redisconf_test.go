@@ -88,6 +88,9 @@ func TestWithRedisDefaults(t *testing.T) {
 		{[]string{"dbfilename"}, "*0\r\n"},
 		{[]string{"db*"}, "*0\r\n"},
 		{[]string{"slave-read-*"}, "*2\r\n$15\r\nslave-read-only\r\n$3\r\nyes\r\n"},
+		// Hidden: the exact name only.
+		{[]string{"Key-Load-Delay"}, "*2\r\n$14\r\nKey-Load-Delay\r\n$1\r\n0\r\n"},
+		{[]string{"key-load-*"}, "*0\r\n"},
 	}
 	for _, tc := range cases {
 		var w resp.Writer
@@ -96,8 +99,8 @@ func TestWithRedisDefaults(t *testing.T) {
 			t.Errorf("CONFIG GET %q = %q, want %q", tc.get, w.B, tc.reply)
 		}
 	}
-	if n := len(tab); n != len(redisDefaults)-1 {
-		t.Errorf("%d parameters, want Redis's %d less the skipped one", n, len(redisDefaults))
+	if n := len(tab); n != len(redisDefaults)-1+len(redisHidden) {
+		t.Errorf("%d parameters, want Redis's %d and %d hidden, less the skipped one", n, len(redisDefaults), len(redisHidden))
 	}
 	var w resp.Writer
 	tab.Set(&w, byteArgs([]string{"stream-node-max-entries", "5"}))
