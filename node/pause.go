@@ -36,7 +36,8 @@ func (s *Server) cmdClientUnpause(c *client, args [][]byte) {
 }
 
 // SHARDGATE EXPIRY-HOLD ms, which a proxy sends its nodes when its own
-// CLIENT PAUSE starts (ms: the pause's time left) or is lifted (0): the
+// CLIENT PAUSE starts (ms: the pause's time left) or is lifted (0, which
+// lifts every proxy's hold, as CLIENT UNPAUSE lifts every pause): the
 // proxy holds its clients' commands itself, and the node keeps its
 // dataset still meanwhile, as under a pause of its own (expired keys read
 // as gone but stay stored), without holding any client.
@@ -56,11 +57,20 @@ func (s *Server) cmdExpiryHold(c *client, args [][]byte) {
 		c.w.Error(resp.ErrTimeoutNotInt)
 		return
 	}
-	until := int64(0)
-	if ms > 0 {
-		until = s.opts.Now().UnixMilli() + min(ms, math.MaxInt64/2)
+	if ms == 0 {
+		s.expiryHeld.Store(0)
+		c.w.OK()
+		return
 	}
-	s.expiryHeld.Store(until)
+	// Holds merge as pauses do, the later end winning: another proxy's
+	// shorter pause does not cut this one short.
+	until := s.opts.Now().UnixMilli() + min(ms, math.MaxInt64/2)
+	for {
+		old := s.expiryHeld.Load()
+		if old >= until || s.expiryHeld.CompareAndSwap(old, until) {
+			break
+		}
+	}
 	c.w.OK()
 }
 

@@ -148,6 +148,17 @@ func TestExpiryHold(t *testing.T) {
 	expect(`null-bulk`, "GET", "k") // removed now
 	expect(`int:1`, "DBSIZE")
 
+	// Holds merge: a shorter one does not cut a longer one short.
+	expect(`simple:"OK"`, "SET", "k", "v", "PX", "20")
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "60000")
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "1")
+	time.Sleep(100 * time.Millisecond)
+	expect(`null-bulk`, "GET", "k") // still held: not removed
+	expect(`int:2`, "DBSIZE")
+	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "0")
+	expect(`null-bulk`, "GET", "k")
+	expect(`int:1`, "DBSIZE")
+
 	// A hold runs out by itself.
 	expect(`simple:"OK"`, "SET", "k", "v", "PX", "20")
 	expect(`simple:"OK"`, "SHARDGATE", "EXPIRY-HOLD", "150")
