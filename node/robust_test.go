@@ -567,6 +567,10 @@ func TestRobustCloseWithClients(t *testing.T) {
 		}
 		return nil
 	})
+	myID := strings.TrimPrefix(conns[0].do(t, "CLUSTER MYID\r\n"), "$")
+	if !stillServing(n.addr, myID) {
+		t.Fatal("the check does not see the live node")
+	}
 	start := time.Now()
 	n.srv.Close()
 	if d := time.Since(start); d > 2*time.Second {
@@ -587,7 +591,7 @@ func TestRobustCloseWithClients(t *testing.T) {
 			t.Errorf("client %d not disconnected: %v", i, err)
 		}
 	}
-	if _, err := net.DialTimeout("tcp", n.addr, time.Second); err == nil {
+	if stillServing(n.addr, myID) {
 		t.Error("node still accepts connections after Close")
 	}
 }
