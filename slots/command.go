@@ -150,6 +150,7 @@ func init() {
 		}
 		byLenFirst[len(c.Name)][c.Name[0]-'a'] = append(byLenFirst[len(c.Name)][c.Name[0]-'a'], c)
 	}
+	prepareUnserved()
 }
 
 // isFirstOnly reports whether ks finds exactly argument 1 in any command

@@ -14,9 +14,10 @@ var (
 	numAllIDs      int
 )
 
-func init() {
-	// IDs past NumIDs: the handler tables have no room for them, the
-	// statistics tables (NumAllIDs) have.
+// prepareUnserved readies unservedTable; the served table's init calls it
+// once its own IDs are given out. The IDs go past NumIDs: the handler
+// tables have no room for them, the statistics tables (NumAllIDs) have.
+func prepareUnserved() {
 	numAllIDs = numIDs
 	for _, c := range unservedTable {
 		numAllIDs = prepare(c, nil, numAllIDs)
