@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/shardgate/shardgate/internal/clientpause"
 	"github.com/shardgate/shardgate/internal/resp"
@@ -52,8 +51,8 @@ func (s *Server) cmdExpiryHold(c *client, args [][]byte) {
 		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|expiry-hold"))
 		return
 	}
-	ms, err := strconv.ParseInt(string(args[2]), 10, 64)
-	if err != nil || ms < 0 {
+	ms, ok := resp.ParseInt(args[2])
+	if !ok || ms < 0 {
 		c.w.Error(resp.ErrTimeoutNotInt)
 		return
 	}

@@ -49,20 +49,19 @@ func LookupUnserved(name []byte) *Command {
 	return unservedByName[string(lower)]
 }
 
-// UnservedCrossSlot reports whether args call an unserved command (see
-// LookupUnserved) with a fitting number of arguments and keys in more
-// than one slot, as a Redis Cluster node finds them for routing. It
-// returns the command and the key indexes (appended to dst) when so.
-func UnservedCrossSlot(args [][]byte, dst []int) (*Command, []int, bool) {
-	c := LookupUnserved(args[0])
-	if c == nil || !c.CheckArity(len(args)) {
-		return nil, dst, false
-	}
+// SpansSlots appends to dst the indexes of the keys a Redis Cluster node
+// routes args by (RouteKeyIndexes) and reports whether they lie in more
+// than one slot, the case it refuses with CROSSSLOT.
+func (c *Command) SpansSlots(args [][]byte, dst []int) ([]int, bool) {
 	keys := c.RouteKeyIndexes(args, dst)
-	for _, i := range keys[len(dst):] {
-		if Slot(args[i]) != Slot(args[keys[len(dst)]]) {
-			return c, keys, true
+	if len(keys) == len(dst) {
+		return keys, false
+	}
+	first := Slot(args[keys[len(dst)]])
+	for _, i := range keys[len(dst)+1:] {
+		if Slot(args[i]) != first {
+			return keys, true
 		}
 	}
-	return nil, dst, false
+	return keys, false
 }

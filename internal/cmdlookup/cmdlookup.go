@@ -55,7 +55,7 @@ func Unserved(args [][]byte, authRequired bool, dst []int) (cmd *slots.Command, 
 	case authRequired:
 		return cmd, dst, resp.ErrNoAuth
 	}
-	if _, keys, cross := slots.UnservedCrossSlot(args, dst); cross {
+	if keys, cross := cmd.SpansSlots(args, dst); cross {
 		return cmd, keys, resp.ErrCrossSlot
 	}
 	return cmd, dst, ""
