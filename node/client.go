@@ -141,6 +141,10 @@ type client struct {
 	unblocked slowBlockEnd
 	// slowMark is when the next command's time starts (slowlog.go).
 	slowMark time.Duration
+	// unlogged: the command being run is one the slow log does not take;
+	// slowlogMicros: SLOWLOG GET gives each entry's time in microseconds
+	// too. Both set by a proxy's SHARDGATE wrappers (proxycmds.go).
+	unlogged, slowlogMicros bool
 	// monitor is set by MONITOR (monitor.go).
 	monitor bool
 

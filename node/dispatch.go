@@ -65,13 +65,13 @@ func (s *Server) execute(c *client, args [][]byte) {
 	found := cmdlookup.Found(cmd, args)
 	c.setLastCmd(found)
 	if cmd == nil {
-		if equalFoldASCII(args[0], "shardgate") && c.multi == nil && (s.mig != nil || isExpiryHold(args)) {
+		if equalFoldASCII(args[0], "shardgate") && c.multi == nil && (s.mig != nil || proxyCommand(args) != nil) {
 			if c.authRequired() {
 				c.reject(resp.ErrNoAuth)
 				return
 			}
-			if isExpiryHold(args) {
-				s.cmdExpiryHold(c, args)
+			if h := proxyCommand(args); h != nil {
+				h(s, c, args)
 				return
 			}
 			if s.load.active.Load() {

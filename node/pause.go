@@ -41,11 +41,6 @@ func (s *Server) cmdClientUnpause(c *client, args [][]byte) {
 // dataset still meanwhile, as under a pause of its own (expired keys read
 // as gone but stay stored), without holding any client.
 
-// isExpiryHold reports whether args are SHARDGATE EXPIRY-HOLD.
-func isExpiryHold(args [][]byte) bool {
-	return len(args) >= 2 && equalFoldASCII(args[1], "expiry-hold")
-}
-
 func (s *Server) cmdExpiryHold(c *client, args [][]byte) {
 	if len(args) != 3 {
 		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|expiry-hold"))

@@ -43,6 +43,10 @@ func (s *Server) cmdSlowlogGet(c *client, args [][]byte) {
 		}
 		count = n
 	}
+	if c.slowlogMicros {
+		slowlog.WriteEntriesMicros(&c.w, s.slowlog.Newest(count))
+		return
+	}
 	slowlog.WriteEntries(&c.w, s.slowlog.Newest(count))
 }
 
@@ -69,7 +73,7 @@ func (s *Server) cmdBegin(c *client, cmd *slots.Command, args [][]byte) ([][]byt
 	c.errMark = c.errReplies
 	c.running, c.blockCounted = cmd, false
 	t := cmdTiming{start: c.slowMark}
-	if s.slowlog.Threshold() < 0 || cmd.Has(slots.FlagSkipSlowlog) {
+	if s.slowlog.Threshold() < 0 || cmd.Has(slots.FlagSkipSlowlog) || c.unlogged {
 		return args, t
 	}
 	if cmd.Has(slots.FlagBlocking) {

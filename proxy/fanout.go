@@ -55,14 +55,27 @@ type fanout struct {
 // CLUSTERDOWN, so a whole-keyspace command fails while part of the
 // keyspace is missing. With no node at all the one request answers
 // CLUSTERDOWN.
+//
+// The first node gets args as they are, the others wrapped in SHARDGATE
+// UNLOGGED (node/proxycmds.go): the command is in the slow log SLOWLOG
+// GET merges once, as one Redis logs it.
 func (c *client) toAll(args [][]byte) fanout {
 	pools := c.srv.route.all()
 	f := fanout{reqs: make([]*request, 0, len(pools)), nodes: make([]int, 0, len(pools))}
+	var unlogged [][]byte
 	for i, p := range pools {
-		if p.getState() != poolRetired {
-			f.reqs = append(f.reqs, c.forward(i, args))
-			f.nodes = append(f.nodes, i)
+		if p.getState() == poolRetired {
+			continue
 		}
+		a := args
+		if len(f.reqs) > 0 {
+			if unlogged == nil {
+				unlogged = append(shardgateUnlogged[:2:2], args...)
+			}
+			a = unlogged
+		}
+		f.reqs = append(f.reqs, c.forward(i, a))
+		f.nodes = append(f.nodes, i)
 	}
 	if len(f.reqs) == 0 {
 		f.reqs = append(f.reqs, c.forward(noOwner, args))
@@ -70,6 +83,8 @@ func (c *client) toAll(args [][]byte) fanout {
 	}
 	return f
 }
+
+var shardgateUnlogged = [][]byte{[]byte("SHARDGATE"), []byte("UNLOGGED")}
 
 // err returns the first error reply among the requests, or nil. A node
 // that could not be reached is named: "Hash slot not served" would puzzle

@@ -9,8 +9,11 @@ import (
 )
 
 // SLOWLOG through the proxy is the nodes' slow logs, where the commands
-// run: GET merges their entries newest first (by time; entries of one
-// second keep each node's order), LEN sums and RESET empties them all.
+// run: GET merges their entries newest first, LEN sums and RESET empties
+// them all. The nodes give GET each entry's time in microseconds
+// (SHARDGATE MICROS, node/proxycmds.go), as Redis's seconds would leave
+// the commands of one second in node order. A command fanned out to every
+// node is logged by one of them only (toAll), as one Redis logs it once.
 // An entry's id is its node's and its client address is the proxy's
 // connection to that node. CONFIG SET of the slowlog parameters goes to
 // every node (config.go).
@@ -20,6 +23,8 @@ func registerSlowlogOps(h map[string]func(c *client, args [][]byte)) {
 	h["slowlog|len"] = cmdSumInts
 	h["slowlog|reset"] = cmdAllNodes
 }
+
+var shardgateMicros = [][]byte{[]byte("SHARDGATE"), []byte("MICROS")}
 
 func cmdSlowlogGet(c *client, args [][]byte) {
 	if len(args) > 3 {
@@ -35,26 +40,31 @@ func cmdSlowlogGet(c *client, args [][]byte) {
 		}
 		count = n
 	}
-	c.mergeAll(args, func(c *client, reqs []*request) {
+	c.mergeAll(append(shardgateMicros[:2:2], args...), func(c *client, reqs []*request) {
 		var entries []resp.Value
 		for _, r := range reqs {
 			entries = append(entries, decodeReply(r.reply).Elems...)
 		}
-		sort.SliceStable(entries, func(i, j int) bool { return entryTime(entries[i]) > entryTime(entries[j]) })
+		sort.SliceStable(entries, func(i, j int) bool { return entryMicros(entries[i]) > entryMicros(entries[j]) })
 		if count >= 0 && int64(len(entries)) > count {
 			entries = entries[:count]
 		}
 		c.w.Array(len(entries))
 		for _, e := range entries {
-			c.w.B = resp.AppendValue(c.w.B, e)
+			fields := e.Elems[:min(len(e.Elems), 6)]
+			c.w.Array(len(fields))
+			for _, f := range fields {
+				c.w.B = resp.AppendValue(c.w.B, f)
+			}
 		}
 	})
 }
 
-// entryTime is a slow log entry's unix time.
-func entryTime(e resp.Value) int64 {
-	if len(e.Elems) < 2 {
+// entryMicros is the time of a node's slow log entry in unix
+// microseconds, its seventh element.
+func entryMicros(e resp.Value) int64 {
+	if len(e.Elems) < 7 {
 		return 0
 	}
-	return e.Elems[1].Int
+	return e.Elems[6].Int
 }

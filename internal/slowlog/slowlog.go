@@ -31,6 +31,7 @@ const (
 type Entry struct {
 	ID       int64
 	Time     int64 // unix seconds
+	Micros   int64 // unix microseconds, for merging several servers' logs
 	Duration int64 // microseconds
 	Args     [][]byte
 	Peer     string // the client's ip:port
@@ -72,7 +73,7 @@ func (l *Log) Push(cmd *slots.Command, args [][]byte, d time.Duration, peer, nam
 	if !l.Slow(d) {
 		return
 	}
-	e := Entry{Time: now.Unix(), Duration: d.Microseconds(), Args: entryArgs(cmd, args), Peer: peer, Name: name}
+	e := Entry{Time: now.Unix(), Micros: now.UnixMicro(), Duration: d.Microseconds(), Args: entryArgs(cmd, args), Peer: peer, Name: name}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e.ID = l.nextID
@@ -140,10 +141,22 @@ func entryArgs(cmd *slots.Command, args [][]byte) [][]byte {
 }
 
 // WriteEntries writes SLOWLOG GET's reply.
-func WriteEntries(w *resp.Writer, entries []Entry) {
+func WriteEntries(w *resp.Writer, entries []Entry) { writeEntries(w, entries, false) }
+
+// WriteEntriesMicros writes SLOWLOG GET's reply with a seventh element
+// in each entry, its time in unix microseconds, by which a proxy merges
+// its nodes' logs: Redis's seconds leave the commands of one second
+// unordered across nodes.
+func WriteEntriesMicros(w *resp.Writer, entries []Entry) { writeEntries(w, entries, true) }
+
+func writeEntries(w *resp.Writer, entries []Entry, micros bool) {
 	w.Array(len(entries))
 	for _, e := range entries {
-		w.Array(6)
+		if micros {
+			w.Array(7)
+		} else {
+			w.Array(6)
+		}
 		w.Int(e.ID)
 		w.Int(e.Time)
 		w.Int(e.Duration)
@@ -153,6 +166,9 @@ func WriteEntries(w *resp.Writer, entries []Entry) {
 		}
 		w.BulkString(e.Peer)
 		w.BulkString(e.Name)
+		if micros {
+			w.Int(e.Micros)
+		}
 	}
 }
 

@@ -1,0 +1,61 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/shardgate/shardgate/internal/resp"
+)
+
+// The SHARDGATE commands a proxy sends its nodes, served with or without
+// gossip (the migration's SHARDGATE commands need it, migrate.go). Each
+// runs only outside MULTI and after AUTH.
+//
+//   - SHARDGATE EXPIRY-HOLD ms (pause.go).
+//   - SHARDGATE UNLOGGED command ...: runs the command, which the slow log
+//     does not take. A proxy sends a command it fans out to every node
+//     as is to one of them and so to the others, so that the slow log it
+//     shows (the nodes' merged) has the command once, as a Redis's has.
+//   - SHARDGATE MICROS SLOWLOG GET [count]: SLOWLOG GET with each entry's
+//     time in microseconds as a seventh element, by which a proxy merges
+//     its nodes' logs newest first (Redis's seconds would leave the
+//     commands of one second in node order).
+//
+// The two wrappers nest (SHARDGATE UNLOGGED SHARDGATE MICROS SLOWLOG GET).
+
+// proxyCommand returns the handler of args if they are one of them.
+func proxyCommand(args [][]byte) func(s *Server, c *client, args [][]byte) {
+	if len(args) < 2 {
+		return nil
+	}
+	switch {
+	case equalFoldASCII(args[1], "expiry-hold"):
+		return (*Server).cmdExpiryHold
+	case equalFoldASCII(args[1], "unlogged"):
+		return (*Server).cmdUnlogged
+	case equalFoldASCII(args[1], "micros"):
+		return (*Server).cmdMicros
+	}
+	return nil
+}
+
+func (s *Server) cmdUnlogged(c *client, args [][]byte) {
+	if len(args) < 3 {
+		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|unlogged"))
+		return
+	}
+	was := c.unlogged
+	c.unlogged = true
+	s.execute(c, args[2:])
+	c.unlogged = was
+}
+
+func (s *Server) cmdMicros(c *client, args [][]byte) {
+	if len(args) < 3 {
+		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|micros"))
+		return
+	}
+	was := c.slowlogMicros
+	c.slowlogMicros = true
+	s.execute(c, args[2:])
+	c.slowlogMicros = was
+}

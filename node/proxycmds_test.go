@@ -1,0 +1,66 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
+)
+
+// TestProxySlowlogWrappers: SHARDGATE UNLOGGED runs its command, which
+// the slow log then lacks; SHARDGATE MICROS SLOWLOG GET adds each entry's
+// time in microseconds; the two nest, and ask for AUTH first.
+func TestProxySlowlogWrappers(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{RequirePass: "pw"}, nil)
+	c := dialDiff(t, addr)
+	expect := func(want string, args ...string) {
+		t.Helper()
+		v, err := c.DoStrings(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.String(); got != want {
+			t.Errorf("%q: %s, want %s", args, got, want)
+		}
+	}
+	expect(`error:"NOAUTH Authentication required."`, "SHARDGATE", "UNLOGGED", "PING")
+	expect(`simple:"OK"`, "AUTH", "pw")
+	expect(`error:"ERR wrong number of arguments for 'shardgate|unlogged' command"`, "SHARDGATE", "UNLOGGED")
+	expect(`error:"ERR wrong number of arguments for 'shardgate|micros' command"`, "SHARDGATE", "MICROS")
+	expect(`error:"ERR wrong number of arguments for 'get' command"`, "SHARDGATE", "UNLOGGED", "GET")
+
+	expect(`simple:"OK"`, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+	expect(`simple:"OK"`, "SLOWLOG", "RESET")
+	expect(`simple:"OK"`, "SHARDGATE", "UNLOGGED", "SET", "k", "v")
+	expect(`bulk:"v"`, "SHARDGATE", "unlogged", "GET", "k")
+	expect(`int:1`, "SLOWLOG", "LEN") // the RESET only
+	expect(`int:2`, "SHARDGATE", "UNLOGGED", "SLOWLOG", "LEN") // and that LEN
+
+	before := time.Now().UnixMicro()
+	expect(`simple:"OK"`, "SET", "k", "w")
+	after := time.Now().UnixMicro()
+	v, err := c.DoStrings("SHARDGATE", "UNLOGGED", "SHARDGATE", "MICROS", "SLOWLOG", "GET", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Elems) != 1 || len(v.Elems[0].Elems) != 7 {
+		t.Fatalf("SHARDGATE MICROS SLOWLOG GET 1: %v", v)
+	}
+	e := v.Elems[0].Elems
+	if got := e[3].String(); got != `array[bulk:"SET", bulk:"k", bulk:"w"]` {
+		t.Errorf("newest entry %s, want the SET", got)
+	}
+	if us := e[6].Int; us < before || us > after || us/1e6 != e[1].Int {
+		t.Errorf("entry time %d µs (%d s), want within [%d, %d]", us, e[1].Int, before, after)
+	}
+	// Plain SLOWLOG GET keeps Redis's six elements; the wrapped GET was
+	// not logged, the plain one will be.
+	v, err = c.DoStrings("SLOWLOG", "GET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Elems) != 3 || len(v.Elems[0].Elems) != 6 {
+		t.Errorf("SLOWLOG GET: %v, want the SET, the LEN and the RESET", v)
+	}
+}
