@@ -171,6 +171,11 @@ func getKeysNone(c *client, cmd *slots.Command) {
 func getKeysTarget(c *client, args [][]byte) ([][]byte, *slots.Command) {
 	full := args[2:]
 	cmd := slots.Lookup(full[0])
+	if cmd == nil {
+		// Redis 7.0's commands shardgate does not serve have their keys
+		// found all the same (slots/unserved.go), as Redis finds them.
+		cmd = slots.LookupUnserved(full[0])
+	}
 	if cmd != nil && len(cmd.Subcommands) > 0 && len(full) > 1 {
 		cmd = slots.LookupSub(cmd, full[1])
 	}

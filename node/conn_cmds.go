@@ -56,6 +56,7 @@ func (s *Server) connHandlers() map[string]func(c *client, args [][]byte) {
 	registerBlockingCmds(s, h)
 	registerClusterCmds(s, h)
 	registerSlowlogCmds(s, h)
+	registerMemoryCmds(s, h)
 	h["monitor"] = s.cmdMonitor
 	return h
 }

@@ -129,11 +129,7 @@ func (s *Server) infoClients(c *client, b *infoBuf) {
 }
 
 func (s *Server) infoMemory(c *client, b *infoBuf) {
-	m := redisinfo.ReadMemory() // approx: the Go heap stands in for the allocator
-	m.Peak = max(s.rates.notePeak(m.Used), m.Used)
-	m.Startup = s.startupMemory
-	m.MaxMemory = s.maxMemory.Load()
-	redisinfo.MemorySection(m, b.str)
+	redisinfo.MemorySection(s.memory(), b.str)
 }
 
 func (s *Server) infoPersistence(c *client, b *infoBuf) {

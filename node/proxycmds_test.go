@@ -34,7 +34,7 @@ func TestProxySlowlogWrappers(t *testing.T) {
 	expect(`simple:"OK"`, "SLOWLOG", "RESET")
 	expect(`simple:"OK"`, "SHARDGATE", "UNLOGGED", "SET", "k", "v")
 	expect(`bulk:"v"`, "SHARDGATE", "unlogged", "GET", "k")
-	expect(`int:1`, "SLOWLOG", "LEN") // the RESET only
+	expect(`int:1`, "SLOWLOG", "LEN")                          // the RESET only
 	expect(`int:2`, "SHARDGATE", "UNLOGGED", "SLOWLOG", "LEN") // and that LEN
 
 	before := time.Now().UnixMicro()

@@ -40,6 +40,7 @@ func opsHandlers() map[string]func(c *client, args [][]byte) {
 		"wait":                    cmdWait,
 	}
 	registerSlowlogOps(h)
+	registerMemoryOps(h)
 	return h
 }
 

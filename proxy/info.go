@@ -213,6 +213,12 @@ func nodeInfoLines(reqs []*request, f func(node int, section, field, value strin
 // infoMemory sums the nodes' memory, each node process once; the
 // machine's memory is the proxy's.
 func infoMemory(_ *client, b *infoBuf, reqs []*request) {
+	redisinfo.MemorySection(nodesMemory(reqs), b.str) // the proxy holds no data: no maxmemory
+}
+
+// nodesMemory sums the memory in the nodes' INFO server and memory
+// replies, each node process once.
+func nodesMemory(reqs []*request) redisinfo.Memory {
 	type mem struct {
 		pid string
 		m   redisinfo.Memory
@@ -256,7 +262,7 @@ func infoMemory(_ *client, b *infoBuf, reqs []*request) {
 	}
 	sum.Peak = max(sum.Peak, sum.Used)
 	sum.System = redisinfo.SystemMemory()
-	redisinfo.MemorySection(sum, b.str) // the proxy holds no data: no maxmemory
+	return sum
 }
 
 func sectionHeader(b *infoBuf, title string) {

@@ -22,6 +22,22 @@ func (c *Command) KeyRefs(args [][]byte) []KeyRef {
 		return []KeyRef{{Index: 1, Flags: setKeyFlags(args)}}
 	case "bitfield":
 		return []KeyRef{{Index: 1, Flags: bitfieldKeyFlags(args)}}
+	case "sort", "sort_ro", "migrate":
+		// Their getkeys procedures flag the keys they find as Redis's
+		// sortGetKeys and migrateGetKeys do: the sorted key read, a
+		// STORE destination overwritten, MIGRATE's keys moved away.
+		var refs []KeyRef
+		for n, i := range c.Keys(args, nil) {
+			f := KeyRO | KeyAccess
+			switch {
+			case c.FullName == "migrate":
+				f = KeyRW | KeyAccess | KeyDelete
+			case n > 0:
+				f = KeyOW | KeyUpdate
+			}
+			refs = append(refs, KeyRef{Index: i, Flags: f})
+		}
+		return refs
 	}
 	if c.specsFirst {
 		if refs, ok := specKeyRefs(c.KeySpecs, args); ok {

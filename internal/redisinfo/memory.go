@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // BytesToHuman formats a byte count as Redis's bytesToHuman does for
@@ -131,4 +133,104 @@ func MemorySection(m Memory, field func(k, v string)) {
 	field("active_defrag_running", "0")
 	field("lazyfree_pending_objects", "0")
 	field("lazyfreed_objects", "0")
+}
+
+// Memory doctor replies, as Redis 7.0 gives them for an instance using
+// under 5 MB and for one where it finds nothing to report.
+const (
+	DoctorEmpty   = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+	DoctorNoIssue = "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+	// MallocStatsNone is MEMORY MALLOC-STATS's reply from a Redis built
+	// without jemalloc: shardgate's allocator is Go's.
+	MallocStatsNone = "Stats not supported for the current allocator"
+)
+
+// MemoryDoctor is MEMORY DOCTOR's report. Redis's detector looks for
+// allocator fragmentation, a past peak and big client buffers; the Go
+// runtime's figures are not an allocator's, and client buffers are not
+// measured, so past Redis's "too little to tell" it reports nothing.
+func MemoryDoctor(m Memory) string {
+	if m.Used < 5<<20 {
+		return DoctorEmpty
+	}
+	return DoctorNoIssue
+}
+
+// MemoryStats writes MEMORY STATS's reply for m, with keys keys of which
+// expires have a TTL (all in db 0). The figures are INFO memory's under
+// Redis's names; db.0's are what Redis 7.0's hash tables (main, expires,
+// and the slot index of cluster mode) take for that many keys.
+func MemoryStats(w *resp.Writer, m Memory, keys, expires int64) {
+	overhead := min(m.Startup, m.Used)
+	net := m.Used - m.Startup
+	dataset := m.Used - overhead
+	n := 27
+	if keys > 0 {
+		n++
+	}
+	w.Map(n)
+	num := func(k string, v int64) { w.BulkString(k); w.Int(v) }
+	// Redis computes its percentages and ratios in single precision.
+	ratio := func(k string, a, b int64) {
+		w.BulkString(k)
+		w.Double(float64(float32(float64(a) / float64(max(b, 1)))))
+	}
+	num("peak.allocated", m.Peak)
+	num("total.allocated", m.Used)
+	num("startup.allocated", m.Startup)
+	for _, k := range [...]string{"replication.backlog", "clients.slaves", "clients.normal",
+		"cluster.links", "aof.buffer", "lua.caches", "functions.caches"} {
+		num(k, 0)
+	}
+	if keys > 0 {
+		w.BulkString("db.0")
+		w.Map(3)
+		num("overhead.hashtable.main", dictOverhead(keys)+keys*robjSize)
+		num("overhead.hashtable.expires", dictOverhead(expires))
+		num("overhead.hashtable.slot-to-keys", keys*slotToKeysEntry)
+	}
+	num("overhead.total", overhead)
+	num("keys.count", keys)
+	perKey := int64(0)
+	if keys > 0 && net > 0 {
+		perKey = net / keys
+	}
+	num("keys.bytes-per-key", perKey)
+	num("dataset.bytes", dataset)
+	ratio("dataset.percentage", dataset*100, max(net, 1))
+	ratio("peak.percentage", m.Used*100, m.Peak)
+	num("allocator.allocated", m.Used)
+	num("allocator.active", m.Active)
+	num("allocator.resident", m.Resident)
+	ratio("allocator-fragmentation.ratio", m.Active, m.Used)
+	num("allocator-fragmentation.bytes", m.Active-m.Used)
+	ratio("allocator-rss.ratio", m.Resident, m.Active)
+	num("allocator-rss.bytes", m.Resident-m.Active)
+	ratio("rss-overhead.ratio", m.RSS, m.Resident)
+	num("rss-overhead.bytes", m.RSS-m.Resident)
+	ratio("fragmentation", m.RSS, m.Used)
+	num("fragmentation.bytes", m.RSS-m.Used)
+}
+
+// Sizes in Redis 7.0 on 64 bits: a dict entry, a bucket pointer, the
+// value object of a key, and a key's entry in cluster mode's per-slot
+// key lists.
+const (
+	dictEntrySize   = 24
+	bucketSize      = 8
+	robjSize        = 16
+	slotToKeysEntry = 16
+)
+
+// dictOverhead is what a Redis dict holding n entries takes: the entries
+// and its buckets, a power of two from 4 that grows when full.
+func dictOverhead(n int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	buckets := int64(4)
+	for buckets < n {
+		buckets *= 2
+	}
+	return n*dictEntrySize + buckets*bucketSize
 }
