@@ -1,8 +1,10 @@
 package redisinfo
 
 import (
+	"hash/fnv"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 )
@@ -29,7 +31,7 @@ func ServerFields(s Server, field func(k, v string)) {
 	field("redis_version", s.Version)
 	field("redis_git_sha1", "00000000")
 	field("redis_git_dirty", "0")
-	field("redis_build_id", "0")
+	field("redis_build_id", buildID(s.Version))
 	field("redis_mode", s.Mode)
 	field("os", osName())
 	num("arch_bits", strconv.IntSize)
@@ -50,6 +52,19 @@ func ServerFields(s Server, field func(k, v string)) {
 	field("executable", exe)
 	field("config_file", "")
 	num("io_threads_active", 0)
+}
+
+// buildID stands for Redis's build id (a hash of how the binary was
+// built, in hex): a hash of the Redis release followed and of the Go
+// build's description (module versions, toolchain, VCS stamp), the same
+// for every process of one build.
+func buildID(version string) string {
+	h := fnv.New64a()
+	h.Write([]byte(version))
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		h.Write([]byte(bi.String()))
+	}
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // pollerName is the readiness API the Go runtime's network poller uses.
