@@ -357,6 +357,44 @@ func TestReassignAfter(t *testing.T) {
 			t.Errorf("epochs: table %d, slot 5461 %d, slot 0 %d", v.Epoch, v.Slots[5461].Epoch, v.Slots[0].Epoch)
 		}
 	})
+	t.Run("left members do not count", func(t *testing.T) {
+		// Four nodes; one hands its slots over and leaves, then another
+		// dies: the two alive are a majority of the three that matter,
+		// and must not wait until the left member is forgotten (reap).
+		t.Parallel()
+		cs := startN(t, 4, func(i int, cfg *Config) { cfg.ReassignAfter = 300 * time.Millisecond })
+		checkFor(t, convergeTimeout, func() error { return converged(cs) })
+		ids := sortedIDsOf(cs)
+		leaver, dead := byID(cs, ids[3]), byID(cs, ids[2])
+		live := []*Cluster{byID(cs, ids[0]), byID(cs, ids[1])}
+		var mine []uint16
+		for _, r := range leaver.View().Ranges(leaver.ID()) {
+			for s := int(r[0]); s <= int(r[1]); s++ {
+				mine = append(mine, uint16(s))
+			}
+		}
+		if err := leaver.Handoff(mine, live[0].ID()); err != nil {
+			t.Fatal(err)
+		}
+		checkFor(t, convergeTimeout, func() error { return converged(cs) })
+		if err := leaver.Close(); err != nil {
+			t.Fatal(err)
+		}
+		left := time.Now()
+		checkFor(t, detectTimeout, stateOf(live, leaver.ID(), StateLeft))
+		dead.shutdown(false)
+		checkFor(t, detectTimeout+convergeTimeout, func() error {
+			for _, c := range live {
+				if n := (*Table)(c.View().Slots).Count(dead.ID()); n != 0 {
+					return fmt.Errorf("%s: the dead node still owns %d slots", c.ID()[:8], n)
+				}
+			}
+			return nil
+		})
+		if d := time.Since(left); d >= live[0].tm.reap {
+			t.Errorf("reassigned %v after the leave, once the left member was forgotten (reap %v)", d, live[0].tm.reap)
+		}
+	})
 	t.Run("no majority", func(t *testing.T) {
 		t.Parallel()
 		cs := startN(t, 2, func(i int, cfg *Config) { cfg.ReassignAfter = 100 * time.Millisecond })

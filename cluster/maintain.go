@@ -165,9 +165,10 @@ func (c *Cluster) reap(now time.Time) {
 
 // reassign hands the slots of nodes dead for Config.ReassignAfter to the
 // alive nodes, if this node is the alive node with the lowest id and the
-// alive nodes are a majority of the nodes it knows: a node cut off from
-// the others by a partition must not claim their slots at a higher epoch
-// (the claim would win when the partition heals).
+// alive nodes are a majority of the nodes it knows (but those that left
+// owning nothing): a node cut off from the others by a partition must not
+// claim their slots at a higher epoch (the claim would win when the
+// partition heals).
 func (c *Cluster) reassign(now time.Time) {
 	st := &c.st
 	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
@@ -177,6 +178,12 @@ func (c *Cluster) reassign(now time.Time) {
 	alive := []NodeID{c.self}
 	known := map[NodeID]bool{c.self: true}
 	for id, r := range st.members {
+		if r.State == StateLeft && !owners[id] {
+			// Left gracefully, owning nothing (drained): not a member a
+			// partition could hide, so not one the majority is counted
+			// over until it is forgotten.
+			continue
+		}
 		if r.Role == RoleNode {
 			known[id] = true
 			if r.State == StateAlive {
