@@ -180,6 +180,10 @@ func getKeysTarget(c *client, args [][]byte) ([][]byte, *slots.Command) {
 		cmd = slots.LookupSub(cmd, full[1])
 	}
 	switch {
+	case cmd == nil && slots.IsRedisCommand(full):
+		// A Redis command without keys that shardgate does not serve.
+		c.w.Error(resp.ErrGetKeysNoKeys)
+		return nil, nil
 	case cmd == nil:
 		c.w.Error(resp.ErrGetKeysInvalidCommand)
 		return nil, nil

@@ -148,6 +148,12 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 		{"FCALL", "f", "1", "a"},
 		{"DUMP", "k"},
 		{"SINTERCARD", "2", "a", "b"},
+		// Not served and without keys: Redis knows them.
+		{"PUBLISH", "a", "b"},
+		{"CLIENT", "TRACKING", "on"},
+		{"SCRIPT", "LOAD", "x"},
+		{"SCRIPT", "nosuch"},
+		{"ACL", "WHOAMI"},
 	} {
 		p.Do(t, append([]string{"COMMAND", "GETKEYS"}, args...)...)
 	}

@@ -1,5 +1,7 @@
 package slots
 
+import "strings"
+
 // Redis 7.0's commands with keys that shardgate does not serve
 // (unservedTable: hashes, sets, sorted sets, geo, scripting, SORT,
 // DUMP/RESTORE, MIGRATE). A Redis Cluster node refuses a call whose keys
@@ -14,6 +16,13 @@ var (
 	numAllIDs      int
 )
 
+// redisCommands and redisContainers index redisCommandNames for
+// IsRedisCommand; filled once at init, read-only after.
+var (
+	redisCommands   = map[string]bool{}
+	redisContainers = map[string]bool{}
+)
+
 // prepareUnserved readies unservedTable; the served table's init calls it
 // once its own IDs are given out. The IDs go past NumIDs: the handler
 // tables have no room for them, the statistics tables (NumAllIDs) have.
@@ -23,6 +32,27 @@ func prepareUnserved() {
 		numAllIDs = prepare(c, nil, numAllIDs)
 		unservedByName[c.Name] = c
 	}
+	for _, n := range redisCommandNames {
+		redisCommands[n] = true
+		if container, _, ok := strings.Cut(n, "|"); ok {
+			redisContainers[container] = true
+		}
+	}
+}
+
+// IsRedisCommand reports whether args name a Redis 7.0 command, served or
+// not, ignoring case, as Redis's lookupCommand finds one: the first
+// argument, or, when it is a container and a second follows, that
+// subcommand of it.
+func IsRedisCommand(args [][]byte) bool {
+	if len(args) == 0 {
+		return false
+	}
+	name := strings.ToLower(string(args[0]))
+	if redisContainers[name] && len(args) > 1 {
+		name += "|" + strings.ToLower(string(args[1]))
+	}
+	return redisCommands[name]
 }
 
 // Unserved returns the unserved commands, in table order.
