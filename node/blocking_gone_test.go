@@ -141,3 +141,18 @@ func dialDiff(t *testing.T, addr string) *difftest.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// replyChecker returns a function that sends args on c and reports a
+// reply other than want (difftest's rendering of it).
+func replyChecker(t *testing.T, c *difftest.Conn) func(want string, args ...string) {
+	return func(want string, args ...string) {
+		t.Helper()
+		v, err := c.DoStrings(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.String(); got != want {
+			t.Errorf("%q: %s, want %s", args, got, want)
+		}
+	}
+}

@@ -120,16 +120,7 @@ func TestPauseManyHeld(t *testing.T) {
 func TestExpiryHold(t *testing.T) {
 	_, addr, _ := nodetest.Start(t, node.Options{RequirePass: "pw"}, nil)
 	c := dialDiff(t, addr)
-	expect := func(want string, args ...string) {
-		t.Helper()
-		v, err := c.DoStrings(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := v.String(); got != want {
-			t.Errorf("%q: %s, want %s", args, got, want)
-		}
-	}
+	expect := replyChecker(t, c)
 	expect(`error:"NOAUTH Authentication required."`, "SHARDGATE", "EXPIRY-HOLD", "1000")
 	expect(`simple:"OK"`, "AUTH", "pw")
 	expect(`error:"ERR wrong number of arguments for 'shardgate|expiry-hold' command"`, "SHARDGATE", "EXPIRY-HOLD")

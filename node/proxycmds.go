@@ -39,23 +39,21 @@ func proxyCommand(args [][]byte) func(s *Server, c *client, args [][]byte) {
 }
 
 func (s *Server) cmdUnlogged(c *client, args [][]byte) {
-	if len(args) < 3 {
-		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|unlogged"))
-		return
-	}
-	was := c.unlogged
-	c.unlogged = true
-	s.execute(c, args[2:])
-	c.unlogged = was
+	s.runWith(c, args, "shardgate|unlogged", &c.unlogged)
 }
 
 func (s *Server) cmdMicros(c *client, args [][]byte) {
+	s.runWith(c, args, "shardgate|micros", &c.slowlogMicros)
+}
+
+// runWith runs the command a wrapper (name) carries with *flag set.
+func (s *Server) runWith(c *client, args [][]byte, name string, flag *bool) {
 	if len(args) < 3 {
-		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|micros"))
+		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, name))
 		return
 	}
-	was := c.slowlogMicros
-	c.slowlogMicros = true
+	was := *flag
+	*flag = true
 	s.execute(c, args[2:])
-	c.slowlogMicros = was
+	*flag = was
 }
