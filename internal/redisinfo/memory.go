@@ -116,14 +116,13 @@ func MemorySection(m Memory, field func(k, v string)) {
 		field("maxmemory_human", BytesToHuman(int64(m.MaxMemory)))
 	}
 	field("maxmemory_policy", "noeviction")
-	ratio("allocator_frag_ratio", m.Active, m.Used)
-	num("allocator_frag_bytes", m.Active-m.Used)
-	ratio("allocator_rss_ratio", m.Resident, m.Active)
-	num("allocator_rss_bytes", m.Resident-m.Active)
-	ratio("rss_overhead_ratio", m.RSS, m.Resident)
-	num("rss_overhead_bytes", m.RSS-m.Resident)
-	ratio("mem_fragmentation_ratio", m.RSS, m.Used)
-	num("mem_fragmentation_bytes", m.RSS-m.Used)
+	for i, f := range m.fragmentation() {
+		names := [...][2]string{{"allocator_frag_ratio", "allocator_frag_bytes"},
+			{"allocator_rss_ratio", "allocator_rss_bytes"}, {"rss_overhead_ratio", "rss_overhead_bytes"},
+			{"mem_fragmentation_ratio", "mem_fragmentation_bytes"}}[i]
+		ratio(names[0], f[0], f[1])
+		num(names[1], f[0]-f[1])
+	}
 	for _, k := range [...]string{"mem_not_counted_for_evict", "mem_replication_backlog",
 		"mem_total_replication_buffers", "mem_clients_slaves", "mem_clients_normal",
 		"mem_cluster_links", "mem_aof_buffer"} {
@@ -202,14 +201,22 @@ func MemoryStats(w *resp.Writer, m Memory, keys, expires int64) {
 	num("allocator.allocated", m.Used)
 	num("allocator.active", m.Active)
 	num("allocator.resident", m.Resident)
-	ratio("allocator-fragmentation.ratio", m.Active, m.Used)
-	num("allocator-fragmentation.bytes", m.Active-m.Used)
-	ratio("allocator-rss.ratio", m.Resident, m.Active)
-	num("allocator-rss.bytes", m.Resident-m.Active)
-	ratio("rss-overhead.ratio", m.RSS, m.Resident)
-	num("rss-overhead.bytes", m.RSS-m.Resident)
-	ratio("fragmentation", m.RSS, m.Used)
-	num("fragmentation.bytes", m.RSS-m.Used)
+	for i, f := range m.fragmentation() {
+		names := [...][2]string{{"allocator-fragmentation.ratio", "allocator-fragmentation.bytes"},
+			{"allocator-rss.ratio", "allocator-rss.bytes"}, {"rss-overhead.ratio", "rss-overhead.bytes"},
+			{"fragmentation", "fragmentation.bytes"}}[i]
+		ratio(names[0], f[0], f[1])
+		num(names[1], f[0]-f[1])
+	}
+}
+
+// fragmentation is what INFO memory and MEMORY STATS compare, in Redis's
+// order, each as a ratio and a difference of a larger figure over a
+// smaller one: the allocator's active pages over what it allocated, its
+// resident memory over its active pages, the process's RSS over the
+// allocator's resident memory, and RSS over what is allocated.
+func (m Memory) fragmentation() [4][2]int64 {
+	return [4][2]int64{{m.Active, m.Used}, {m.Resident, m.Active}, {m.RSS, m.Resident}, {m.RSS, m.Used}}
 }
 
 // Sizes in Redis 7.0 on 64 bits: a dict entry, a bucket pointer, the
