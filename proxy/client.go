@@ -247,6 +247,7 @@ func (s *Server) serveClient(c *client) {
 		if r := recover(); r != nil {
 			s.log.Error("client goroutine panicked; connection closed", "client", c.id, "panic", r)
 		}
+		c.discardTx() // a transaction left open: its MULTI is logged
 		c.releaseWatches(false)
 		if s.draining.Load() {
 			// Closed by Close: the replies written must reach the client

@@ -5,7 +5,6 @@ import (
 
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/resp"
-	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -26,7 +25,6 @@ import (
 
 // configTable is the proxy's own parameters.
 func (s *Server) configTable() redisconf.Table {
-	scratch := slowlog.New() // for its parameters' checks
 	return redisconf.Table{
 		{Name: "bind", Get: func() string { h, _ := s.listenHostPort(); return h }},
 		{Name: "port", Get: func() string { _, p := s.listenHostPort(); return p }},
@@ -34,27 +32,15 @@ func (s *Server) configTable() redisconf.Table {
 		s.cfg.MaxClientsParam(),
 		{Name: "client-query-buffer-limit", Get: func() string { return strconv.FormatInt(s.opts.QueryBufferLimit, 10) }},
 		{Name: "client-output-buffer-limit", Get: s.outputBufferLimit},
-		// The nodes hold the slow log: its parameters are checked here
-		// (a CONFIG SET that also sets the proxy's own) and set there.
-		slowlogParam(scratch.ThresholdParam()),
-		slowlogParam(scratch.MaxLenParam()),
+		// The slow log's: set here for the commands the proxy runs
+		// itself, and on every node (cmdConfigSet); CONFIG GET gives
+		// a node's.
+		s.slowlog.ThresholdParam(),
+		s.slowlog.MaxLenParam(),
 		// The proxy's own: its INFO latencystats.
 		s.cmdStats.TrackingParam(),
 		s.cmdStats.PercentilesParam(),
 	}
-}
-
-// slowlogParam is p checked by the proxy but applied by cmdConfigSet on
-// the nodes; CONFIG GET of it asks a node (cmdConfigGet).
-func slowlogParam(p redisconf.Param) redisconf.Param {
-	check := p.Check
-	p.Check = func(v string) (func(), string) {
-		if apply, reason := check(v); apply == nil {
-			return nil, reason
-		}
-		return func() {}, ""
-	}
-	return p
 }
 
 // outputBufferLimit is client-output-buffer-limit in Redis's form: the
@@ -76,10 +62,6 @@ func (s *Server) listenHostPort() (string, string) {
 // node first.
 func cmdConfigSet(c *client, args [][]byte) {
 	pairs := args[2:]
-	if nodeWide(pairs) {
-		cmdAllNodes(c, args)
-		return
-	}
 	var ask, slow [][]byte
 	if len(pairs)%2 == 0 {
 		for i := 0; i < len(pairs); i += 2 {
@@ -99,7 +81,8 @@ func cmdConfigSet(c *client, args [][]byte) {
 		return
 	case len(slow) > 0:
 		// The proxy's own parameters and the slowlog's, checked in
-		// Redis's order here; then the slowlog's go to every node.
+		// Redis's order and set here; then the slowlog's go to every
+		// node.
 		if c.refusedNodeDown() {
 			return
 		}
@@ -134,21 +117,6 @@ func cmdConfigSet(c *client, args [][]byte) {
 // parameters, which the nodes hold.
 func isSlowlogParam(name []byte) bool {
 	return slots.EqualFold("slowlog-log-slower-than", name) || slots.EqualFold("slowlog-max-len", name)
-}
-
-// nodeWide reports whether a CONFIG SET sets only parameters that every
-// node applies to its own data and commands (the slow log's), which go to
-// all of them.
-func nodeWide(pairs [][]byte) bool {
-	if len(pairs) == 0 || len(pairs)%2 != 0 {
-		return false
-	}
-	for i := 0; i < len(pairs); i += 2 {
-		if !isSlowlogParam(pairs[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // cmdConfigGet asks a node and replaces its values of the proxy's own

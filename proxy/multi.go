@@ -53,6 +53,11 @@ type txState struct {
 	// mayWrite: a queued command may write, so a CLIENT PAUSE WRITE
 	// holds EXEC.
 	mayWrite bool
+	// fresh: MULTI has just opened it (logLocal); multiLog is MULTI's
+	// slow log entry, logged only if the node never gets the MULTI,
+	// which it logs itself (discardTx).
+	fresh    bool
+	multiLog *localEntry
 }
 
 // txLocal is a command the proxy answers itself, queued in a transaction:
@@ -158,10 +163,11 @@ var txForwardable = map[string]bool{
 
 func cmdMulti(c *client, args [][]byte) {
 	if c.multi != nil {
+		c.multi.fresh = false // this MULTI is logged as it is
 		c.local.Error(resp.ErrMultiNested)
 		return
 	}
-	c.multi = &txState{slot: -1, buf: resp.AppendCommand(nil, [][]byte{[]byte("MULTI")})}
+	c.multi = &txState{slot: -1, buf: resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), fresh: true}
 	c.listedMulti.Store(0)
 	c.local.OK()
 }
@@ -176,7 +182,12 @@ func cmdDiscard(c *client, args [][]byte) {
 	c.local.OK()
 }
 
+// discardTx ends the transaction. A node that never got it has not
+// logged its MULTI, which the proxy then does (cmdExec sends it after).
 func (c *client) discardTx() {
+	if tx := c.multi; tx != nil && tx.multiLog != nil {
+		c.srv.slowlog.Push(c.srv.routes[tx.multiLog.cmd].cmd, tx.multiLog.args, tx.multiLog.d, c.raddr, tx.multiLog.name, tx.multiLog.at)
+	}
 	c.multi = nil
 	c.listedMulti.Store(-1)
 }
@@ -261,6 +272,7 @@ func cmdExec(c *client, args [][]byte) {
 		c.addLocal(mark)
 		return
 	}
+	tx.multiLog = nil // the node logs the MULTI it gets
 	c.discardTx()
 	c.feedQueued(tx)
 	if len(tx.locals) > 0 {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"github.com/shardgate/shardgate/internal/monitor"
@@ -326,8 +327,15 @@ func (c *client) unknownCommand(args [][]byte, refusal string) {
 // runLocal runs a proxy-answered command, recording its reply.
 func (c *client) runLocal(h func(c *client, args [][]byte), args [][]byte) {
 	mark := len(c.local.B)
+	if c.curCmd == 0 || c.srv.slowlog.Threshold() < 0 {
+		h(c, args)
+		c.addLocal(mark)
+		return
+	}
+	start := time.Now()
 	h(c, args)
 	c.addLocal(mark)
+	c.logLocal(args, time.Since(start))
 }
 
 // commandSlot returns the slot of the command's keys (-1 when it has

@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
+	"github.com/shardgate/shardgate/internal/slowlog"
 	"github.com/shardgate/shardgate/proxy/segbit"
 )
 
@@ -67,6 +68,9 @@ type Server struct {
 	// config is CONFIG's view of the proxy's own parameters (config.go).
 	cfg    *redisconf.Endpoint
 	config redisconf.Table
+	// slowlog holds the commands the proxy runs itself (PING, CLIENT,
+	// CLUSTER, ...); the nodes log the rest (slowlog.go).
+	slowlog *slowlog.Log
 
 	rates infoRates // INFO instantaneous_* (metrics.go)
 	// metrics is nil unless Options.MetricsAddr is set (metrics.go).
@@ -138,6 +142,7 @@ func New(opts Options) (*Server, error) {
 		s.log.Warn("maxclients lowered to what the open-files limit allows (raise ulimit -n / LimitNOFILE for more)",
 			"asked", lowered, "maxclients", s.cfg.MaxClients(), "reserved_fds", redisconf.ReservedFDs)
 	}
+	s.slowlog = slowlog.New()
 	s.config = s.configTable()
 	s.route = newRouting(s)
 	s.routes = buildRoutes()

@@ -146,3 +146,88 @@ func TestSlowlogConfigSetMixed(t *testing.T) {
 		t.Errorf("node 0's slow log was reset by a refused SLOWLOG RESET")
 	}
 }
+
+// TestSlowlogLocalCommands: the commands the proxy answers itself are in
+// SLOWLOG as one Redis logs them, among the nodes' entries in the order
+// they ran, with the client's address and name (the name as the command
+// left it, secrets redacted); LEN and GET stop at slowlog-max-len as one
+// Redis's log does, and RESET empties the proxy's entries too.
+func TestSlowlogLocalCommands(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	peer := c.NetConn().LocalAddr().String()
+	key := keyOnNode(t, cl.Proxy.Topology(), 1, "k")
+
+	do(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "100")
+	do(t, c, "SLOWLOG", "RESET")
+	do(t, c, "CLIENT", "SETNAME", "app")
+	do(t, c, "PING")
+	do(t, c, "ECHO", "hi")
+	do(t, c, "SET", key, "v")
+	do(t, c, "AUTH", "secret")
+	do(t, c, "CLUSTER", "KEYSLOT", "x")
+	v := do(t, c, "SLOWLOG", "GET", "-1")
+	type entry struct{ args, peer, name string }
+	var got []entry
+	for _, e := range v.Elems {
+		if len(e.Elems) != 6 {
+			t.Fatalf("SLOWLOG GET entry %v", e)
+		}
+		var words []string
+		for _, a := range e.Elems[3].Elems {
+			words = append(words, a.Text())
+		}
+		got = append(got, entry{strings.Join(words, " "), e.Elems[4].Text(), e.Elems[5].Text()})
+	}
+	want := []entry{
+		{"CLUSTER KEYSLOT x", peer, "app"},
+		{"AUTH (redacted)", peer, "app"},
+		{"SET " + key + " v", "", ""}, // a node's: the proxy's connection, no name
+		{"ECHO hi", peer, "app"},
+		{"PING", peer, "app"},
+		{"CLIENT SETNAME app", peer, "app"},
+		{"SLOWLOG RESET", "", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("SLOWLOG GET -1 = %q, want %q", got, want)
+	}
+	for i := range want {
+		if want[i].peer == "" { // a node's entry
+			if got[i].args != want[i].args || got[i].peer == peer || got[i].name != "" {
+				t.Errorf("entry %d = %q, want %q from a node", i, got[i], want[i].args)
+			}
+			continue
+		}
+		if got[i] != want[i] {
+			t.Errorf("entry %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != int64(len(want)+1) {
+		t.Errorf("SLOWLOG LEN = %v, want %d (with the GET)", v, len(want)+1)
+	}
+
+	// As in Redis's "max entries is correctly handled": the log holds
+	// slowlog-max-len entries, the newest.
+	do(t, c, "CONFIG", "SET", "slowlog-max-len", "10")
+	for range 30 {
+		do(t, c, "PING")
+	}
+	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != 10 {
+		t.Errorf("SLOWLOG LEN after 30 PINGs with slowlog-max-len 10 = %v, want 10", v)
+	}
+	if v := do(t, c, "SLOWLOG", "GET", "5"); len(v.Elems) != 5 || v.Elems[0].Elems[3].Elems[0].Text() != "SLOWLOG" || v.Elems[1].Elems[3].Elems[0].Text() != "PING" {
+		t.Errorf("SLOWLOG GET 5 = %v, want the LEN and four PINGs", v)
+	}
+	if v := do(t, c, "SLOWLOG", "GET", "-1"); len(v.Elems) != 10 {
+		t.Errorf("SLOWLOG GET -1 with slowlog-max-len 10: %d entries", len(v.Elems))
+	}
+
+	// Over the threshold nothing local is logged; RESET empties the
+	// proxy's entries with the nodes'.
+	do(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "1000000")
+	do(t, c, "SLOWLOG", "RESET")
+	do(t, c, "PING")
+	if v := do(t, c, "SLOWLOG", "LEN"); v.Int != 0 {
+		t.Errorf("SLOWLOG LEN after RESET and a fast PING = %v, want 0", v)
+	}
+}

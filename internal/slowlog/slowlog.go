@@ -88,6 +88,9 @@ func (l *Log) Push(cmd *slots.Command, args [][]byte, d time.Duration, peer, nam
 	}
 }
 
+// MaxLen is slowlog-max-len.
+func (l *Log) MaxLen() int64 { return l.maxLen.Load() }
+
 // Len is SLOWLOG LEN.
 func (l *Log) Len() int {
 	l.mu.Lock()
@@ -152,23 +155,30 @@ func WriteEntriesMicros(w *resp.Writer, entries []Entry) { writeEntries(w, entri
 func writeEntries(w *resp.Writer, entries []Entry, micros bool) {
 	w.Array(len(entries))
 	for _, e := range entries {
-		if micros {
-			w.Array(7)
-		} else {
-			w.Array(6)
-		}
-		w.Int(e.ID)
-		w.Int(e.Time)
-		w.Int(e.Duration)
-		w.Array(len(e.Args))
-		for _, a := range e.Args {
-			w.Bulk(a)
-		}
-		w.BulkString(e.Peer)
-		w.BulkString(e.Name)
-		if micros {
-			w.Int(e.Micros)
-		}
+		writeEntry(w, e, micros)
+	}
+}
+
+// WriteEntry writes one entry as an element of SLOWLOG GET's reply.
+func WriteEntry(w *resp.Writer, e Entry) { writeEntry(w, e, false) }
+
+func writeEntry(w *resp.Writer, e Entry, micros bool) {
+	if micros {
+		w.Array(7)
+	} else {
+		w.Array(6)
+	}
+	w.Int(e.ID)
+	w.Int(e.Time)
+	w.Int(e.Duration)
+	w.Array(len(e.Args))
+	for _, a := range e.Args {
+		w.Bulk(a)
+	}
+	w.BulkString(e.Peer)
+	w.BulkString(e.Name)
+	if micros {
+		w.Int(e.Micros)
 	}
 }
 
