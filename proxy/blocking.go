@@ -204,6 +204,9 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 	if c.tryWithoutBlocking(n, cmd, args) {
 		return
 	}
+	if cmd.FullName == "xread" {
+		args = c.lastIDsForDollar(n, args)
+	}
 	// The commands before it first: one of them may refuse the
 	// pipeline (refuse.go).
 	c.finishBatch()

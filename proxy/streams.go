@@ -1,6 +1,10 @@
 package proxy
 
-import "github.com/shardgate/shardgate/slots"
+import (
+	"bytes"
+
+	"github.com/shardgate/shardgate/slots"
+)
 
 // XREAD and XREADGROUP route like any command by their keys (the streams
 // after STREAMS, which must share a slot), and block only with BLOCK. The
@@ -97,4 +101,52 @@ func xreadWithoutBlock(cmd *slots.Command, args [][]byte) [][]byte {
 	fast := make([][]byte, 0, len(args)-2)
 	fast = append(fast, args[:o.block-1]...)
 	return append(fast, args[o.block+1:]...)
+}
+
+// lastIDsForDollar returns a blocking XREAD's arguments with each '$' id
+// replaced by what it stands for when the proxy handles the command: the
+// id of the stream's last entry, 0-0 for an empty or missing stream (an
+// entry added later has a greater id either way, so the read waits for
+// the same entries as from the stream's last generated id). The node
+// would resolve '$' only once the command reaches it on a dedicated
+// connection, after another client's XADD that the proxy handled later
+// may have gone ahead on the shared one: the reader would miss the entry
+// it was waiting for, where Redis, having read the XREAD first, hands it
+// over. The ids are read on the shared connection, in the client's turn.
+// On an error (a wrong type, the node down) or any reply but an array,
+// args go as they are and the blocking command gives the error.
+func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
+	o := parseXRead(false, args)
+	if !o.balanced(args) {
+		return args
+	}
+	first := (len(args) + o.streams + 1) / 2
+	var nodes []int
+	var cmds [][][]byte
+	var at []int
+	for i := first; i < len(args); i++ {
+		if len(args[i]) == 1 && args[i][0] == '$' {
+			key := args[o.streams+1+i-first]
+			cmds = append(cmds, [][]byte{[]byte("XREVRANGE"), key, []byte("+"), []byte("-"), []byte("COUNT"), []byte("1")})
+			nodes = append(nodes, n)
+			at = append(at, i)
+		}
+	}
+	if len(cmds) == 0 {
+		return args
+	}
+	out := append([][]byte(nil), args...)
+	for j, v := range c.roundTrip(nodes, cmds) {
+		switch {
+		case v.IsError() || v.Type != '*' || v.Null:
+			return args
+		case len(v.Elems) == 0:
+			out[at[j]] = []byte("0-0")
+		case len(v.Elems[0].Elems) == 2:
+			out[at[j]] = bytes.Clone(v.Elems[0].Elems[0].Str)
+		default:
+			return args
+		}
+	}
+	return out
 }

@@ -646,3 +646,27 @@ func TestStreamBlockingConcurrentGroup(t *testing.T) {
 		waitBlocked(t, e.nodeOf(key).Addr, 0)
 	})
 }
+
+// TestStreamXReadDollarOrder: an XREAD BLOCK from '$' waits for the
+// entries added after the proxy took the command, as Redis waits for
+// those added after it read it: an XADD sent once the proxy counts the
+// reader blocked is the reader's, even when the blocking read reaches the
+// node after it (on its own connection, while the XADD takes the shared
+// one). Through the node, '$' would then already stand for that entry.
+func TestStreamXReadDollarOrder(t *testing.T) {
+	forStreamBackends(t, func(t *testing.T, e *blockEnv) {
+		a := dial(t, e.addr, 2)
+		b := dial(t, e.addr, 2)
+		for i := range 20 {
+			key := fmt.Sprintf("{d}s%d", i)
+			if i%2 == 1 {
+				do(t, b, "XADD", key, "1-1", "f", "old") // an existing stream, as a missing one
+			}
+			send(t, a, "XREAD", "BLOCK", "5000", "STREAMS", key, "$")
+			got := receiveAsync(a)
+			waitFor(t, "the proxy to count the XREAD blocked", promptly, func() bool { return blockedOn(t, e.addr) == 1 })
+			do(t, b, "XADD", key, "5-5", "f", "new")
+			want(t, fmt.Sprintf("XREAD %s $", key), recvWithin(t, "XREAD", got, promptly), xread(2, key, xentry("5-5", "f", "new")))
+		}
+	})
+}
