@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
@@ -173,11 +174,7 @@ func TestSlowlogLocalCommands(t *testing.T) {
 		if len(e.Elems) != 6 {
 			t.Fatalf("SLOWLOG GET entry %v", e)
 		}
-		var words []string
-		for _, a := range e.Elems[3].Elems {
-			words = append(words, a.Text())
-		}
-		got = append(got, entry{strings.Join(words, " "), e.Elems[4].Text(), e.Elems[5].Text()})
+		got = append(got, entry{difftest.SlowlogEntryCommand(e), e.Elems[4].Text(), e.Elems[5].Text()})
 	}
 	want := []entry{
 		{"CLUSTER KEYSLOT x", peer, "app"},

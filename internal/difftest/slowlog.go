@@ -85,11 +85,20 @@ func slowlogCommands(t *testing.T, v Value) []string {
 		if len(e.Elems) != 6 {
 			t.Fatalf("SLOWLOG GET entry %s: not 6 elements", e)
 		}
-		var words []string
-		for _, a := range e.Elems[3].Elems {
-			words = append(words, string(a.Str))
-		}
-		out = append(out, strings.Join(words, " "))
+		out = append(out, SlowlogEntryCommand(e))
 	}
 	return out
+}
+
+// SlowlogEntryCommand is the command of a SLOWLOG GET entry, its
+// arguments joined by spaces.
+func SlowlogEntryCommand(e Value) string {
+	if len(e.Elems) < 4 {
+		return ""
+	}
+	var words []string
+	for _, a := range e.Elems[3].Elems {
+		words = append(words, string(a.Str))
+	}
+	return strings.Join(words, " ")
 }
