@@ -12,7 +12,7 @@ import (
 
 // SLOWLOG through the proxy is one log made of the nodes' slow logs,
 // where the commands run, and the proxy's own, of the commands it answers
-// itself (PING, CLIENT, CLUSTER KEYSLOT, MULTI, ...): GET merges their
+// itself (PING, CLIENT, CLUSTER KEYSLOT, DISCARD, ...): GET merges their
 // entries newest first, LEN sums, and both stop at slowlog-max-len as one
 // Redis's log does; RESET empties them all. The nodes give GET each
 // entry's time in microseconds (SHARDGATE MICROS, node/proxycmds.go), as
