@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -53,6 +54,11 @@ import (
 // nothing ran), but a transaction whose WATCHes live on the old node
 // answers EXEC with a null reply, as if a watched key had changed, which
 // makes a client retry it against the new owner (multi.go).
+//
+// A client that has gone (closed, reset or killed) is not followed for:
+// its redirected commands did not run, and a client that timed out and
+// sent them again on another connection (go-redis does, after 3 s) would
+// otherwise have them run twice once the fence lifts.
 
 // maxRedirects bounds the MOVED and ASK hops followed for one command
 // (WATCH's too, multi.go): generous, since one migration costs one hop and
@@ -208,6 +214,7 @@ func (c *client) followRedirects() (followed bool) {
 		resent, wait := false, false
 		spent := round > 0 && budget.spent()
 		busy = busy[:0]
+		checked := false
 		n := c.nreq // ASKING requests added below are not looked at
 		for i := 0; i < n; {
 			r := c.reqs[i]
@@ -222,6 +229,12 @@ func (c *client) followRedirects() (followed bool) {
 			rd := unitRedirect(unit)
 			if rd.kind == noRedirect {
 				continue
+			}
+			if !checked {
+				checked = true
+				if c.gone() {
+					return round > 0
+				}
 			}
 			if !budget.started() {
 				budget.start(c.srv.opts.RedirectTimeout)
@@ -264,6 +277,14 @@ func (c *client) followRedirects() (followed bool) {
 		}
 		if wait {
 			budget.backoff(time.Time{})
+			if c.gone() {
+				// Left during the backoff: drop the resends.
+				for i := range c.sends {
+					clear(c.sends[i].reqs)
+					c.sends[i].reqs = c.sends[i].reqs[:0]
+				}
+				return true
+			}
 		}
 		c.sendQueued()
 		for i := range c.sends {
@@ -271,6 +292,10 @@ func (c *client) followRedirects() (followed bool) {
 		}
 	}
 }
+
+// gone reports whether the client has left or been killed, as far as the
+// kernel knows now (rawio.PeerClosed: a FIN or RST not read yet counts).
+func (c *client) gone() bool { return c.killed.Load() || rawio.PeerClosed(c.nc) }
 
 // resend queues a redirected unit for its new node.
 func (c *client) resend(unit []*request, rd redirect) {

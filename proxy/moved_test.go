@@ -294,3 +294,44 @@ func TestTryAgainRetried(t *testing.T) {
 		t.Errorf("tryagain = %d", n)
 	}
 }
+
+// TestRedirectsStopWhenClientGone: a command the node keeps answering
+// TRYAGAIN is not resent once its client has closed the connection. A
+// client that timed out sends it again elsewhere (go-redis does after its
+// 3 s read timeout); resending the first copy until the fence lifts would
+// run it twice.
+func TestRedirectsStopWhenClientGone(t *testing.T) {
+	node, count := redirector(t, func(_ int, args [][]byte) string {
+		if len(args) > 1 && string(args[1]) == "busy" {
+			return "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"
+		}
+		return "+OK\r\n"
+	})
+	topo, err := proxy.NewStaticTopology([]string{node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, RedirectTimeout: 20 * time.Second})
+	c := dial(t, addr, 2)
+	if err := c.WriteRaw(pipeline(1, func(int) []string { return []string{"INCR", "busy"} })); err != nil {
+		t.Fatal(err)
+	}
+	// Several resends, then the client gives up.
+	deadline := time.Now().Add(promptly)
+	for count.Load() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("INCR busy sent %d times, want the proxy to keep resending", count.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.Close()
+	// The resend waiting out its backoff (at most 200 ms) may still go.
+	time.Sleep(400 * time.Millisecond)
+	after := count.Load()
+	time.Sleep(time.Second)
+	if n := count.Load(); n != after {
+		t.Errorf("INCR busy sent %d more times after the client left", n-after)
+	}
+	// The proxy still serves others.
+	want(t, "SET from another client", do(t, dial(t, addr, 2), "SET", "k", "v"), difftest.Simple("OK"))
+}
