@@ -252,18 +252,17 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			return
 		}
 		if c.closing || rawio.PeerClosed(c.nc) {
-			// Gone, noticed or not yet: the reply has nobody to go to.
+			// Gone, noticed or not yet (or let go by Close, which woke
+			// the watcher): no reply, as Redis frees a client whose
+			// close it reads without one, even one that only shut its
+			// writing side. Nothing it was given is kept from the node
+			// (returnPopped).
 			c.closing = true
 			c.returnPopped(n, cmd, args, reply)
-			if c.srv.draining.Load() {
-				// Let go by Close, which woke the watcher: no reply,
-				// as to a client that left (nothing it was given is
-				// kept from the node: returnPopped).
-				c.addLocal(len(c.local.B))
-				return
-			}
+			c.addLocal(len(c.local.B))
+			return
 		}
-		if !c.closing && c.redirectBlocking(&rs, &n, reply, sent) {
+		if c.redirectBlocking(&rs, &n, reply, sent) {
 			if !end.IsZero() {
 				left := time.Until(end)
 				if left <= 0 {

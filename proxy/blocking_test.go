@@ -359,6 +359,46 @@ func TestBlockingClientLeaves(t *testing.T) {
 	})
 }
 
+// TestBlockingHalfClose: a client that shuts its writing side while
+// blocked is freed without a reply, as Redis frees it when it reads the
+// close (it does not answer the blocking command as timed out), and
+// nothing is popped for it.
+func TestBlockingHalfClose(t *testing.T) {
+	const blpop = "*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n"
+	halfClose := func(t *testing.T, addr string, blocked func(n int)) string {
+		t.Helper()
+		nc := rawDial(t, addr)
+		nc.SetDeadline(time.Now().Add(promptly))
+		io.WriteString(nc, "PING\r\n"+blpop)
+		blocked(1)
+		nc.(*net.TCPConn).CloseWrite()
+		out, err := io.ReadAll(nc)
+		if err != nil {
+			t.Errorf("reading until the close: %v", err)
+		}
+		blocked(0)
+		return string(out)
+	}
+	oracle := startPlainOracle(t, "half-close")
+	if got := halfClose(t, oracle, func(n int) { waitBlocked(t, oracle, n) }); got != "+PONG\r\n" {
+		t.Fatalf("redis-server sent %q before closing", got)
+	}
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		node := e.nodeOf("q").Addr
+		got := halfClose(t, e.addr, func(n int) {
+			waitBlocked(t, node, n)
+			waitFor(t, fmt.Sprint("proxy blocked_clients ", n), promptly, func() bool { return blockedOn(t, e.addr) == n })
+		})
+		if got != "+PONG\r\n" {
+			t.Errorf("the proxy sent %q before closing, want %q as Redis", got, "+PONG\r\n")
+		}
+		b := dial(t, e.addr, 2)
+		do(t, b, "RPUSH", "q", "kept")
+		want(t, "LLEN", do(t, b, "LLEN", "q"), difftest.Int(1))
+		do(t, b, "DEL", "q")
+	})
+}
+
 func TestBlockingNodeDies(t *testing.T) {
 	forBackends(t, func(t *testing.T, e *blockEnv) {
 		r := e.nodeOf("q")
