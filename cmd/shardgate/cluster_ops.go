@@ -79,9 +79,7 @@ func parseOpFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int
 				fs.Usage()
 				return 0
 			}
-			fs.SetOutput(stderr)
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			fs.Usage()
+			flagError(fs, err, stderr)
 			return 2
 		}
 		rest := fs.Args()

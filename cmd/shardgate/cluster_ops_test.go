@@ -53,9 +53,9 @@ func TestClusterOpsUsage(t *testing.T) {
 			{[]string{"127.0.0.1:1", "--timeout", "1s", "127.0.0.1:2"}, 2, prefix + "want exactly one node address (host:port), got 2 arguments"},
 			{[]string{"nohost"}, 2, prefix + `bad node address "nohost"`},
 			{[]string{"--wait=false", "10.0.0.1"}, 2, prefix + `bad node address "10.0.0.1"`},
-			{[]string{"127.0.0.1:1", "--bogus"}, 2, "flag provided but not defined: -bogus"},
-			{[]string{"--timeout", "soon", "127.0.0.1:1"}, 2, `invalid value "soon" for flag -timeout`},
-			{[]string{"127.0.0.1:1", "--timeout", "soon"}, 2, `invalid value "soon" for flag -timeout`},
+			{[]string{"127.0.0.1:1", "--bogus"}, 2, "flag provided but not defined: --bogus"},
+			{[]string{"--timeout", "soon", "127.0.0.1:1"}, 2, `invalid value "soon" for flag --timeout: parse error (want a duration such as 500ms, 5s or 1m)`},
+			{[]string{"127.0.0.1:1", "--timeout", "soon"}, 2, `invalid value "soon" for flag --timeout: parse error (want a duration such as 500ms, 5s or 1m)`},
 			// Nothing listens: the flags before or after NODE are read and
 			// the node is tried.
 			{[]string{down}, 1, prefix + down + ": "},

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/conncmd"
 )
@@ -75,6 +76,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "-h", "--help", "help":
+		if args[0] == "help" && len(args) == 2 {
+			// "shardgate help node" is "shardgate node --help".
+			return run([]string{args[1], "--help"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
@@ -173,4 +178,30 @@ func printDefaults(fs *flag.FlagSet) {
 		}
 		io.WriteString(out, line)
 	}
+}
+
+// flagError reports a flag the flag package refused in one line, with the
+// flag spelled "--name" as the usage and the README spell it, and points
+// at --help rather than printing the whole usage under it.
+func flagError(fs *flag.FlagSet, err error, stderr io.Writer) {
+	msg := err.Error()
+	for _, prefix := range []string{"flag -", "defined: -", "argument: -"} {
+		msg = strings.Replace(msg, prefix, prefix+"-", 1)
+	}
+	// A number's or a duration's error says only "parse error": say what
+	// it takes.
+	if _, name, ok := strings.Cut(msg, " for flag --"); ok {
+		name, _, _ = strings.Cut(name, ":")
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case time.Duration:
+					msg += " (want a duration such as 500ms, 5s or 1m)"
+				case int, int64, uint, uint64:
+					msg += " (want a whole number)"
+				}
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for its flags.\n", fs.Name(), msg, fs.Name())
 }

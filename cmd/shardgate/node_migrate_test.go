@@ -27,7 +27,7 @@ func TestNodeMigrationFlags(t *testing.T) {
 	}{
 		{append(cl, "--weight", "0"), "--weight must be between 1 and 1048576, got 0"},
 		{append(cl, "--weight", "1048577"), "--weight must be between 1 and 1048576, got 1048577"},
-		{append(cl, "--weight", "-1"), `invalid value "-1" for flag -weight`},
+		{append(cl, "--weight", "-1"), `invalid value "-1" for flag --weight`},
 		{append(cl, "--migrate-batch", "0"), "--migrate-batch must be between 1 and 16384, got 0"},
 		{append(cl, "--migrate-batch", "20000"), "--migrate-batch must be between 1 and 16384, got 20000"},
 		{append(cl, "--migrate-batch", "-3"), "--migrate-batch must be between 1 and 16384, got -3"},

@@ -32,8 +32,8 @@ func TestNodeFlags(t *testing.T) {
 		{[]string{"--gossip", "127.0.0.1:0", "--reassign-after", "-1s"}, "--reassign-after must be 0"},
 		{[]string{"--gossip", "127.0.0.1:0", "--gossip-key", "tooshort"}, "bad --gossip-key"},
 		{[]string{"--gossip", "127.0.0.1:0", "--announce", "0.0.0.0:7001"}, "not an address others can reach"},
-		{[]string{"--maxmemory", "lots"}, `invalid value "lots" for flag -maxmemory`},
-		{[]string{"--maxmemory", "-1"}, `invalid value "-1" for flag -maxmemory`},
+		{[]string{"--maxmemory", "lots"}, `invalid value "lots" for flag --maxmemory`},
+		{[]string{"--maxmemory", "-1"}, `invalid value "-1" for flag --maxmemory`},
 	} {
 		var out, errb bytes.Buffer
 		rc := run(append([]string{"node"}, tc.args...), &out, &errb)
@@ -44,6 +44,25 @@ func TestNodeFlags(t *testing.T) {
 	var out, errb bytes.Buffer
 	if rc := run([]string{"node", "--help"}, &out, &errb); rc != 0 {
 		t.Fatalf("--help: rc %d", rc)
+	}
+	// A value the flag package refuses: one line naming the flag as the
+	// usage spells it, a pointer to --help, not the whole usage.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"node", "--shutdown-grace", "5"}, `shardgate node: invalid value "5" for flag --shutdown-grace: parse error (want a duration such as 500ms, 5s or 1m)`},
+		{[]string{"node", "--no-such-flag"}, "shardgate node: flag provided but not defined: --no-such-flag"},
+		{[]string{"proxy", "--nodes"}, "shardgate proxy: flag needs an argument: --nodes"},
+		{[]string{"up", "--size", "x"}, `shardgate up: invalid value "x" for flag --size: parse error (want a whole number)`},
+	} {
+		var out, errb bytes.Buffer
+		rc := run(tc.args, &out, &errb)
+		name := strings.Join(tc.args[:1], " ")
+		want := tc.want + "\nRun 'shardgate " + name + " --help' for its flags.\n"
+		if rc != 2 || errb.String() != want || out.Len() != 0 {
+			t.Errorf("%q: rc %d, stdout %q, stderr %q; want 2 and stderr %q", tc.args, rc, out.String(), errb.String(), want)
+		}
 	}
 	for _, f := range []string{"-addr", "-gossip ", "-join", "-bootstrap-expect", "-dir", "-gossip-key", "-gossip-fast",
 		"-reassign-after", "-gossip-advertise", "-announce", "-maxmemory", "standalone"} {
@@ -247,6 +266,30 @@ func TestVersion(t *testing.T) {
 		if !strings.HasPrefix(got, "shardgate ") || !strings.Contains(got, runtime.Version()) ||
 			!strings.HasSuffix(got, "redis_version 7.0.15\n") {
 			t.Errorf("%s printed %q", arg, got)
+		}
+	}
+}
+
+// TestHelpCommand: 'shardgate help X' is 'shardgate X --help'; 'shardgate
+// help' alone is the overview.
+func TestHelpCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		rc   int
+		want string
+	}{
+		{[]string{"help"}, 0, "Usage:\n  shardgate <command> [flags]"},
+		{[]string{"help", "node"}, 0, "Usage: shardgate node [flags]"},
+		{[]string{"help", "proxy"}, 0, "Usage: shardgate proxy"},
+		{[]string{"help", "up"}, 0, "Usage: shardgate up"},
+		{[]string{"help", "cluster"}, 0, "Usage: shardgate cluster <command>"},
+		{[]string{"help", "version"}, 0, "Usage: shardgate version"},
+		{[]string{"help", "bogus"}, 2, `shardgate: unknown command "bogus"`},
+	} {
+		var out, errb bytes.Buffer
+		rc := run(tc.args, &out, &errb)
+		if got := out.String() + errb.String(); rc != tc.rc || !strings.Contains(got, tc.want) {
+			t.Errorf("%q: rc %d, output %q; want %d and %q", tc.args, rc, got, tc.rc, tc.want)
 		}
 	}
 }

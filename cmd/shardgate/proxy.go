@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shardgate/shardgate/cluster"
 	"github.com/shardgate/shardgate/internal/redisconf"
@@ -31,9 +32,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
 			fs.Usage()
 			return 0
 		}
-		fs.SetOutput(stderr)
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-		fs.Usage()
+		flagError(fs, err, stderr)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -109,8 +108,20 @@ func (p *proxyFlags) finish() error {
 		return fmt.Errorf("bad --client-announce address %q: want host:port that clients can reach", p.opts.ClientAnnounce)
 	case bits.OnesCount64(p.opts.SegmentBits) != 1 || p.opts.SegmentBits < 1<<12 || p.opts.SegmentBits > 1<<32:
 		return fmt.Errorf("--segment-bits must be a power of two from 4096 (2^12) to 4294967296 (2^32), got %d", p.opts.SegmentBits)
-	case p.opts.DialTimeout <= 0 || p.opts.NodeTimeout <= 0 || p.opts.RedialBackoff <= 0 || p.opts.RedirectTimeout <= 0 || p.opts.ShutdownGrace <= 0:
-		return errors.New("--connect-timeout, --node-timeout, --redial-backoff, --redirect-timeout and --shutdown-grace must be positive durations")
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--connect-timeout", p.opts.DialTimeout},
+		{"--node-timeout", p.opts.NodeTimeout},
+		{"--redial-backoff", p.opts.RedialBackoff},
+		{"--redirect-timeout", p.opts.RedirectTimeout},
+		{"--shutdown-grace", p.opts.ShutdownGrace},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be a positive duration, got %v", d.flag, d.v)
+		}
 	}
 	return nil
 }

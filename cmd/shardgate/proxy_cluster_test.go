@@ -36,6 +36,8 @@ func TestProxyFlagsModes(t *testing.T) {
 		{[]string{"--nodes", "127.0.0.1:1", "--client-announce", "nohost"}, `bad --client-announce address "nohost"`},
 		{[]string{"--nodes", "127.0.0.1:1", "--segment-bits", "100"}, "--segment-bits must be a power of two from 4096 (2^12) to 4294967296 (2^32), got 100"},
 		{[]string{"--nodes", "127.0.0.1:1", "--segment-bits", "8589934592"}, "--segment-bits must be a power of two"},
+		{[]string{"--nodes", "127.0.0.1:1", "--node-timeout", "0"}, "--node-timeout must be a positive duration, got 0s"},
+		{[]string{"--nodes", "127.0.0.1:1", "--redirect-timeout", "-1s"}, "--redirect-timeout must be a positive duration, got -1s"},
 	} {
 		var out, errb bytes.Buffer
 		rc := run(append([]string{"proxy"}, tc.args...), &out, &errb)
