@@ -262,7 +262,7 @@ Flags:
 	// node serves on (--addr may ask for port 0).
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		log.Error("node stopped", "err", err)
+		log.Error("node could not start", "err", err)
 		return 1
 	}
 	defer ln.Close()

@@ -193,7 +193,7 @@ Flags:
 			return 2
 		}
 		if ln, err = net.Listen("tcp", pf.opts.Addr); err != nil {
-			log.Error("proxy stopped", "err", err)
+			log.Error("proxy could not start", "err", err)
 			return 1
 		}
 		defer ln.Close()
@@ -235,7 +235,11 @@ Flags:
 		err = srv.ListenAndServe(ctx)
 	}
 	if err != nil {
-		log.Error("proxy stopped", "err", err)
+		msg := "proxy stopped"
+		if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "listen" {
+			msg = "proxy could not start"
+		}
+		log.Error(msg, "err", err)
 		return 1
 	}
 	log.Info("proxy shut down")
@@ -337,7 +341,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := srv.Serve(nodeCtx, nln); err != nil {
+			// ErrServerClosed: closed by the clean-up after another
+			// part failed to start, which says so itself.
+			if err := srv.Serve(nodeCtx, nln); err != nil && !errors.Is(err, node.ErrServerClosed) {
 				log.Error("node stopped", "node", i, "err", err)
 				cancel()
 			}
