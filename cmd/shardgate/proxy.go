@@ -66,7 +66,7 @@ func (p *proxyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&p.opts.MaxClients, "maxclients", d.MaxClients, "maximum concurrent client connections")
 	fs.Var((*byteSize)(&p.opts.QueryBufferLimit), "client-query-buffer-limit", "close a client whose query buffer exceeds this many bytes, as Redis 7.0: one argument longer than this, or the requests that pile up while it is blocked (units: kb, mb, gb; at least 1mb)")
 	fs.Var((*byteSize)(&p.opts.ClientOutputLimit), "client-output-buffer-limit", "close a client whose unwritten replies exceed this many bytes (units: kb, mb, gb; 0: no limit)")
-	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version)")
+	fs.IntVar(&p.opts.ConnsPerNode, "conns-per-node", d.ConnsPerNode, "shared pipelined connections per node (and per protocol version), 1 to 64")
 	fs.DurationVar(&p.opts.DialTimeout, "connect-timeout", d.DialTimeout, "timeout for connecting to a node, and for checking one that gossip declares dead (dial and PING)")
 	fs.DurationVar(&p.opts.NodeTimeout, "node-timeout", d.NodeTimeout, "how long a node may leave requests unanswered before its connection is dropped and the requests fail")
 	fs.DurationVar(&p.opts.RedirectTimeout, "redirect-timeout", d.RedirectTimeout, "how long a command may keep following a node's MOVED and TRYAGAIN (a slot moving to another node) before the client gets the node's reply")
@@ -253,7 +253,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var pf proxyFlags
 	var lf logFlags
 	pf.register(fs)
-	size := fs.Int("size", 3, "number of nodes")
+	size := fs.Int("size", 3, "number of nodes, 1 to 64")
 	basePort := fs.Int("node-base-port", 0, "loopback port of the first node, the others on the ports after it (0: free ports)")
 	lf.register(fs)
 	fs.Usage = func() {
