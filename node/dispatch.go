@@ -260,6 +260,9 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 		// write is let in (deferred first, it runs after the unlock:
 		// the other clients need not wait for the collection).
 		defer s.mem.Freed()
+		// And the memory goes back now, as Redis's allocator frees it,
+		// not at Go's next collection (minutes on an idle node).
+		defer s.reclaim.Now()
 		s.ks.Lock()
 		defer s.ks.Unlock()
 		ctx.Exclusive = true

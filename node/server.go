@@ -19,6 +19,7 @@ import (
 	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/reclaim"
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/slowlog"
@@ -64,6 +65,9 @@ type Server struct {
 	// slotLSN is each slot's last record in the log, written and read
 	// under the slot's lock (persist.go's appendRecord, snapshots).
 	slotLSN [slots.Count]uint64
+
+	// reclaim gives freed memory back after flushes and write bursts.
+	reclaim *reclaim.Reclaimer
 	// snapPause, for tests, runs between two slots of a snapshot.
 	snapPause func(slot uint16)
 	// fencedBatchEnd, for tests, runs as a batch refused at a fence ends
@@ -132,7 +136,9 @@ func New(opts Options) (*Server, error) {
 		s.log.Warn("maxclients lowered to what the open-files limit allows (raise ulimit -n / LimitNOFILE for more)",
 			"asked", lowered, "maxclients", s.cfg.MaxClients(), "reserved_fds", redisconf.ReservedFDs)
 	}
-	s.mem = memlimit.New(func() int64 { return s.ks.Changes() + s.ks.Stats.ExpiredKeys.Load() })
+	writes := func() int64 { return s.ks.Changes() + s.ks.Stats.ExpiredKeys.Load() }
+	s.mem = memlimit.New(writes)
+	s.reclaim = reclaim.New(writes, 0)
 	s.config = s.configTable()
 	s.runID = redisinfo.RandomHex(20)
 	s.replID = redisinfo.RandomHex(20)
@@ -231,7 +237,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// SET during the load wins, as in Redis.
 		s.setMaxMemory(uint64(s.opts.MaxMemory))
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
 		s.activeExpiry()
@@ -239,6 +245,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer s.wg.Done()
 		s.mem.Run(s.stop)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.reclaim.Run(s.stop)
 	}()
 	go func() {
 		defer s.wg.Done()

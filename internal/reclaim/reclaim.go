@@ -1,0 +1,115 @@
+// Package reclaim gives a server's freed memory back soon after its data
+// shrinks, as Redis's allocator does at once, instead of at Go's next
+// collection: on an idle Go process that is the runtime's forced one,
+// every two minutes, and the pages go back to the OS minutes later
+// still. Until then INFO's used_memory counts the garbage (a FLUSHALL of
+// 1M keys still read 123 MB after 10 s) and the RSS stays at its peak.
+//
+// A Reclaimer collects and returns free memory to the OS
+// (debug.FreeOSMemory) at once when asked (a flush), and once after a
+// burst of writes when the server has been quiet for a whole period
+// (unless collections since have found the burst's garbage): a server
+// under steady writes is left to Go's own pace, where collections come
+// with the allocations.
+package reclaim
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// DefaultQuiet is the quiet period after writes before a reclaim.
+const DefaultQuiet = 5 * time.Second
+
+// Reclaimer is one server's reclaimer; use New.
+type Reclaimer struct {
+	writes func() int64 // grows with every write the server applies
+	quiet  time.Duration
+	kick   chan struct{}
+	done   chan struct{} // receives after each reclaim, for tests; may be nil
+
+	// Replaced in tests.
+	free   func()           // debug.FreeOSMemory
+	cycles func() uint64    // completed collections
+	ticks  <-chan time.Time // nil: a ticker every quiet period
+	ticked func()           // after each tick is handled; may be nil
+}
+
+// New returns a Reclaimer that watches writes every quiet period (0:
+// DefaultQuiet).
+func New(writes func() int64, quiet time.Duration) *Reclaimer {
+	if quiet <= 0 {
+		quiet = DefaultQuiet
+	}
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	return &Reclaimer{
+		writes: writes,
+		quiet:  quiet,
+		kick:   make(chan struct{}, 1),
+		free:   debug.FreeOSMemory,
+		cycles: func() uint64 {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 {
+				return 0
+			}
+			return sample[0].Value.Uint64()
+		},
+	}
+}
+
+// Now asks for a reclaim as soon as possible, without waiting for it.
+// Calls made while one runs are folded into one more.
+func (r *Reclaimer) Now() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run reclaims when asked or after a burst of writes, until stop closes.
+func (r *Reclaimer) Run(stop <-chan struct{}) {
+	ticks := r.ticks
+	if ticks == nil {
+		t := time.NewTicker(r.quiet)
+		defer t.Stop()
+		ticks = t.C
+	}
+	last := r.writes()
+	pending := false // writes seen that no collection has followed yet
+	var cyclesAtWrite uint64
+	for {
+		select {
+		case <-stop:
+			return
+		case <-r.kick:
+			r.reclaim()
+			last, pending = r.writes(), false
+		case <-ticks:
+			switch w := r.writes(); {
+			case w != last:
+				// Still writing: wait for a quiet period.
+				last, pending, cyclesAtWrite = w, true, r.cycles()
+			case pending:
+				pending = false
+				// Of two collections ended since the tick that saw the
+				// last writes, the second started after them: it found
+				// their garbage (the runtime returns the pages in time).
+				if r.cycles() < cyclesAtWrite+2 {
+					r.reclaim()
+					last = r.writes()
+				}
+			}
+			if r.ticked != nil {
+				r.ticked()
+			}
+		}
+	}
+}
+
+func (r *Reclaimer) reclaim() {
+	r.free()
+	if r.done != nil {
+		r.done <- struct{}{}
+	}
+}
