@@ -136,6 +136,19 @@ func readableJSON(_ []string, a slog.Attr) slog.Attr {
 // tagged release, or "devel") with the commit it was built from, the Go
 // release, and the Redis release whose behaviour shardgate reproduces.
 func versionLine() string {
+	return fmt.Sprintf("shardgate %s, %s, redis_version %s", buildVersion(), runtime.Version(), conncmd.RedisVersion)
+}
+
+// logStart logs which build starts in which role, first: what a log
+// collected from many machines needs to tell their versions apart.
+func logStart(log *slog.Logger, role string) {
+	log.Info("shardgate starting", "role", role, "version", buildVersion(), "go", runtime.Version(),
+		"redis_version", conncmd.RedisVersion, "pid", os.Getpid())
+}
+
+// buildVersion is the module version (a tagged release, or "devel") with
+// the commit it was built from.
+func buildVersion() string {
 	version, commit, dirty := "devel", "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
@@ -160,7 +173,7 @@ func versionLine() string {
 		}
 		version += ")"
 	}
-	return fmt.Sprintf("shardgate %s, %s, redis_version %s", version, runtime.Version(), conncmd.RedisVersion)
+	return version
 }
 
 // printDefaults is flag.PrintDefaults with each flag spelled "--name", as

@@ -247,6 +247,7 @@ Flags:
 		fmt.Fprintf(stderr, "shardgate node: %v\n", err)
 		return 2
 	}
+	logStart(log, "node")
 	opts.Logger = log
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)

@@ -245,6 +245,11 @@ func TestNodeStandalone(t *testing.T) {
 	if strings.Contains(n.logs.String(), "cluster member") {
 		t.Errorf("a standalone node joined a cluster: %s", n.logs.String())
 	}
+	// The first line says which build runs, in which role.
+	first, _, _ := strings.Cut(n.logs.String(), "\n")
+	if !strings.Contains(first, `msg="shardgate starting" role=node version=`) || !strings.Contains(first, "redis_version=7.0.15") {
+		t.Errorf("first log line %q, want the build and role", first)
+	}
 	if rc := n.stop(); rc != 0 {
 		t.Errorf("node exited %d", rc)
 	}

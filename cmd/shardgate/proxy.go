@@ -185,6 +185,7 @@ Flags:
 		fmt.Fprintf(stderr, "shardgate proxy: %v\n", err)
 		return 2
 	}
+	logStart(log, "proxy")
 	var ln net.Listener // cluster mode listens first: the port is announced
 	if gf.enabled() {
 		cfg, err := gf.config(log.With("component", "cluster"))
@@ -293,6 +294,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
 		return 2
 	}
+	logStart(log, "up")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The nodes stop after the proxy: stopped together, the proxy, still
