@@ -14,6 +14,7 @@ import (
 	"github.com/shardgate/shardgate/internal/monitor"
 	"github.com/shardgate/shardgate/internal/netserve"
 	"github.com/shardgate/shardgate/internal/rawio"
+	"github.com/shardgate/shardgate/internal/reclaim"
 	"github.com/shardgate/shardgate/internal/redisconf"
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/internal/slowlog"
@@ -182,10 +183,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.startStats()
 	s.log.Info("proxy listening", "addr", ln.Addr().String(), "nodes", s.route.numPools(), "cross-slot", s.opts.CrossSlot.String())
 
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go func() {
 		defer s.bg.Done()
 		s.watchdog()
+	}()
+	go func() {
+		defer s.bg.Done()
+		// Big values pass through the clients' and nodes' buffers: give
+		// that memory back once the traffic stops, not minutes later.
+		traffic := func() int64 { return s.stats.netInput.Load() + s.stats.netOutput.Load() }
+		reclaim.New(traffic, 0).Run(s.stop)
 	}()
 	if s.opts.Cluster != nil {
 		s.bg.Add(1)
