@@ -28,16 +28,28 @@ import "unsafe"
 // token other than '*' consumes exactly one byte, it is enough to remember
 // the last '*' and, on a mismatch, let it swallow one more byte: the loop
 // below does that in O(len(pattern) * len(str)) time and constant space,
-// with no recursion a hostile pattern could deepen. glob_test.go checks it
+// with no recursion a hostile pattern could deepen. Redis's own guard
+// against deep recursion is kept: past 1000 nested '*' nothing matches. glob_test.go checks it
 // against a direct recursive model of Redis's algorithm, by fuzzing.
 
+// maxNesting is Redis's guard against abusive patterns: its recursion
+// answers "no match" once it would go deeper than this many '*' (runs of
+// '*' count once, a '*' ending the pattern not at all).
+const maxNesting = 1000
+
 // Match reports whether str matches the glob pattern pat.
-func Match(pat, str []byte) bool {
+func Match(pat, str []byte) bool { return match(pat, str, maxNesting) }
+
+// match is Match with Redis's nesting limit given (tests lower it).
+func match(pat, str []byte, nestingLimit int) bool {
 	if len(str) == 0 {
 		return len(pat) == 0
 	}
 	p, s := 0, 0
 	starP, starS := -1, 0 // token after the last '*', and where it resumes
+	// Each '*' is reached once, in pattern order: Redis's recursion depth
+	// there is the number of '*' reached so far.
+	stars := 0
 	for s < len(str) {
 		if p < len(pat) {
 			if pat[p] == '*' {
@@ -46,6 +58,11 @@ func Match(pat, str []byte) bool {
 				}
 				if p == len(pat) {
 					return true
+				}
+				if stars++; stars > nestingLimit {
+					// Redis's depth-limited call fails at every split,
+					// and its skipLongerMatches then fails the rest.
+					return false
 				}
 				starP, starS = p, s
 				continue

@@ -10,15 +10,21 @@ import (
 // every split at '*', the pattern read through at(), which yields 0 past
 // the end as C's terminating NUL does. It is exponential on purpose
 // (simple to check by eye), so tests keep its inputs short.
-func refMatch(pat, str []byte) bool {
+func refMatch(pat, str []byte) bool { return refMatchNesting(pat, str, maxNesting) }
+
+// refMatchNesting is refMatch with the nesting limit given.
+func refMatchNesting(pat, str []byte, nestingLimit int) bool {
 	at := func(i int) byte {
 		if i < len(pat) {
 			return pat[i]
 		}
 		return 0
 	}
-	var rec func(p, s int) bool
-	rec = func(p, s int) bool {
+	var rec func(p, s, nesting int) bool
+	rec = func(p, s, nesting int) bool {
+		if nesting > nestingLimit {
+			return false
+		}
 		for p < len(pat) && s < len(str) {
 			switch pat[p] {
 			case '*':
@@ -29,7 +35,7 @@ func refMatch(pat, str []byte) bool {
 					return true
 				}
 				for ; s < len(str); s++ {
-					if rec(p+1, s) {
+					if rec(p+1, s, nesting+1) {
 						return true
 					}
 				}
@@ -103,7 +109,7 @@ func refMatch(pat, str []byte) bool {
 		}
 		return p == len(pat) && s == len(str)
 	}
-	return rec(0, 0)
+	return rec(0, 0, 0)
 }
 
 func TestMatch(t *testing.T) {
@@ -184,6 +190,38 @@ func TestMatchRandom(t *testing.T) {
 		pat, str := gen(10), gen(8)
 		if got, want := Match(pat, str), refMatch(pat, str); got != want {
 			t.Fatalf("Match(%q, %q) = %v, model says %v", pat, str, got, want)
+		}
+		// The nesting limit, lowered so that short inputs reach it.
+		limit := r.IntN(3)
+		if got, want := match(pat, str, limit), refMatchNesting(pat, str, limit); got != want {
+			t.Fatalf("match(%q, %q, nesting %d) = %v, model says %v", pat, str, limit, got, want)
+		}
+	}
+}
+
+// TestMatchNestingLimit: Redis 7.0.15 answers "no match" past 1000
+// nested '*' (its "pattern matching very long nested loops" regression
+// test uses 50000): a key of 1001 bytes matches 1000 "*?" pairs but not
+// 1001. Every case was checked against redis-server 7.0.15 with KEYS and
+// SCAN MATCH.
+func TestMatchNestingLimit(t *testing.T) {
+	key := []byte(strings.Repeat("a", 1001))
+	for _, tc := range []struct {
+		pat  string
+		want bool
+	}{
+		{strings.Repeat("*?", 1000), true},
+		{strings.Repeat("*?", 1000) + "*", true},
+		{strings.Repeat("*?", 1001), false}, // the 1001st '*' is too deep
+		{strings.Repeat("*?", 50000), false},
+		{strings.Repeat("**?", 1000) + "?", true}, // a run of '*' counts once
+		{strings.Repeat("?", 1001) + strings.Repeat("*", 5000), true},
+		{strings.Repeat("*a", 1000), true},
+		{strings.Repeat("*a", 1001), false},
+		{strings.Repeat("*a", 1001) + "*", false},
+	} {
+		if got := Match([]byte(tc.pat), key); got != tc.want {
+			t.Errorf("Match(%.12q... (%d bytes), 1001 'a') = %v, want %v", tc.pat, len(tc.pat), got, tc.want)
 		}
 	}
 }
