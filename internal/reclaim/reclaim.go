@@ -10,7 +10,9 @@
 // burst of writes when the server has been quiet for a whole period
 // (unless collections since have found the burst's garbage): a server
 // under steady writes is left to Go's own pace, where collections come
-// with the allocations.
+// with the allocations. Reclaims are spaced by 50 times the last one's
+// duration (at least 100 ms), so that they cost at most about 2% of the
+// time however big the heap.
 package reclaim
 
 import (
@@ -58,14 +60,24 @@ func New(writes func() int64, quiet time.Duration) *Reclaimer {
 	}
 }
 
-// Now asks for a reclaim as soon as possible, without waiting for it.
-// Calls made while one runs are folded into one more.
+// Now asks for a reclaim as soon as possible (once the spacing since the
+// last one allows), without waiting for it. Calls made meanwhile are
+// folded into one.
 func (r *Reclaimer) Now() {
 	select {
 	case r.kick <- struct{}{}:
 	default:
 	}
 }
+
+// Reclaims are spaced so that their collections take a small share of
+// the time: a collection of 1 GB of small keys takes about 0.8 s of CPU,
+// and a big dataset with a write every few seconds would otherwise be
+// collected in full every few seconds.
+const (
+	minGap     = 100 * time.Millisecond
+	costFactor = 50 // a reclaim waits 50 times the last one's duration
+)
 
 // Run reclaims when asked or after a burst of writes, until stop closes.
 func (r *Reclaimer) Run(stop <-chan struct{}) {
@@ -78,13 +90,35 @@ func (r *Reclaimer) Run(stop <-chan struct{}) {
 	last := r.writes()
 	pending := false // writes seen that no collection has followed yet
 	var cyclesAtWrite uint64
+	due := false       // a reclaim waits for its turn
+	var next time.Time // the earliest the next reclaim may start
+	var later <-chan time.Time
+	try := func() {
+		if !due {
+			return
+		}
+		if wait := time.Until(next); wait > 0 {
+			if later == nil {
+				later = time.After(wait)
+			}
+			return
+		}
+		due = false
+		start := time.Now()
+		r.reclaim()
+		next = time.Now().Add(max(minGap, costFactor*time.Since(start)))
+		last, pending = r.writes(), false
+	}
 	for {
 		select {
 		case <-stop:
 			return
 		case <-r.kick:
-			r.reclaim()
-			last, pending = r.writes(), false
+			due = true
+			try()
+		case <-later:
+			later = nil
+			try()
 		case <-ticks:
 			switch w := r.writes(); {
 			case w != last:
@@ -96,8 +130,8 @@ func (r *Reclaimer) Run(stop <-chan struct{}) {
 				// last writes, the second started after them: it found
 				// their garbage (the runtime returns the pages in time).
 				if r.cycles() < cyclesAtWrite+2 {
-					r.reclaim()
-					last = r.writes()
+					due = true
+					try()
 				}
 			}
 			if r.ticked != nil {

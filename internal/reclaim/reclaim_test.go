@@ -96,3 +96,41 @@ func TestNoReclaimWhileWriting(t *testing.T) {
 		t.Errorf("%d reclaims during steady writes", n)
 	}
 }
+
+// TestReclaimsSpaced: a reclaim waits 50 times the last one's duration
+// (at least 100 ms) after it, however often it is asked for: a flush
+// storm or a write every few seconds on a big heap does not keep the
+// process collecting.
+func TestReclaimsSpaced(t *testing.T) {
+	f := newFake(t)
+	const cost = 10 * time.Millisecond
+	f.free = func() {
+		time.Sleep(cost)
+		f.frees.Add(1)
+	}
+	waitDone := func() time.Time {
+		t.Helper()
+		select {
+		case <-f.done:
+			return time.Now()
+		case <-time.After(5 * time.Second):
+			t.Fatal("no reclaim")
+		}
+		return time.Time{}
+	}
+	f.Now()
+	first := waitDone()
+	for range 10 {
+		f.Now()
+	}
+	second := waitDone()
+	const spacing = 50 * cost // the documented factor
+	if gap := second.Sub(first); gap < spacing-cost {
+		t.Errorf("second reclaim %v after the first, want about %v", gap, spacing)
+	}
+	time.Sleep(spacing)
+	f.period()
+	if n := f.reclaims(); n != 2 {
+		t.Errorf("%d reclaims for one Now and ten folded ones, want 2", n)
+	}
+}
