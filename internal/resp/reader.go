@@ -182,6 +182,10 @@ func (r *Reader) Space() []byte {
 		r.start, r.end = 0, 0
 		if len(r.buf) > 4*initialReaderBufferSize {
 			r.buf = make([]byte, initialReaderBufferSize) // give back a big buffer
+			// The last command's arguments, kept in r.args's backing
+			// array past a shorter command's, would keep it alive (a
+			// 100 MB SET's buffer until a command of three arguments).
+			clear(r.args[:cap(r.args)])
 		}
 	case r.start > 0:
 		r.end = copy(r.buf, r.buf[r.start:r.end])
@@ -200,6 +204,13 @@ func (r *Reader) Space() []byte {
 		copy(nb, r.buf[:r.end])
 		r.buf = nb
 		moved = true
+		// Earlier commands' arguments would keep the old buffer alive
+		// (those of a command still arriving move below).
+		if r.left > 0 {
+			clear(r.args[len(r.args):cap(r.args)])
+		} else {
+			clear(r.args[:cap(r.args)])
+		}
 	}
 	if moved && r.left > 0 {
 		for i, off := range r.offs {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 )
 
 // readerCase is a byte stream and what Redis 7.0.15 makes of it: the
@@ -537,4 +539,54 @@ func TestQueryBufOf(t *testing.T) {
 	if got := QueryBufOf(args); got != 100 {
 		t.Errorf("QueryBufOf = %d, want 100 (the longest argument with its CRLF)", got)
 	}
+}
+
+// TestBigBufferLetGo: once a big command is consumed, the buffer that
+// held it is not kept alive by the reader. The arguments of the last
+// command stayed in r.args's backing array past a shorter command's, and
+// kept a 100 MB SET's buffer until a command of three arguments came.
+func TestBigBufferLetGo(t *testing.T) {
+	big := strings.Repeat("v", 8<<20)
+	in := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + fmt.Sprint(len(big)) + "\r\n" + big + "\r\n" + "*1\r\n$4\r\nPING\r\n"
+	r := NewReader(strings.NewReader(in))
+	var args [][]byte
+	for args == nil {
+		if err := r.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		a, ok, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			args = a
+		}
+	}
+	if len(args) != 3 || len(args[2]) != len(big) {
+		t.Fatalf("got %d args", len(args))
+	}
+	gone := weak.Make(&r.buf[0])
+	args = nil
+	// The next command, shorter, read into a fresh buffer.
+	for {
+		a, ok, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if string(a[0]) != "PING" {
+				t.Fatalf("next command %q", a[0])
+			}
+			break
+		}
+		if err := r.Fill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Space() // as a read loop does before its next read
+	runtime.GC()
+	if gone.Value() != nil {
+		t.Error("the big command's buffer is still reachable from the reader")
+	}
+	runtime.KeepAlive(r) // the reader is alive while it is checked
 }
