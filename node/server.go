@@ -138,7 +138,7 @@ func New(opts Options) (*Server, error) {
 	}
 	writes := func() int64 { return s.ks.Changes() + s.ks.Stats.ExpiredKeys.Load() }
 	s.mem = memlimit.New(writes)
-	s.reclaim = reclaim.New(writes, 0)
+	s.reclaim = reclaim.New(writes)
 	s.config = s.configTable()
 	s.runID = redisinfo.RandomHex(20)
 	s.replID = redisinfo.RandomHex(20)

@@ -193,7 +193,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// Big values pass through the clients' and nodes' buffers: give
 		// that memory back once the traffic stops, not minutes later.
 		traffic := func() int64 { return s.stats.netInput.Load() + s.stats.netOutput.Load() }
-		reclaim.New(traffic, 0).Run(s.stop)
+		reclaim.New(traffic).Run(s.stop)
 	}()
 	if s.opts.Cluster != nil {
 		s.bg.Add(1)

@@ -21,13 +21,12 @@ import (
 	"time"
 )
 
-// DefaultQuiet is the quiet period after writes before a reclaim.
-const DefaultQuiet = 5 * time.Second
+// quiet is the quiet period after writes before a reclaim.
+const quiet = 5 * time.Second
 
 // Reclaimer is one server's reclaimer; use New.
 type Reclaimer struct {
 	writes func() int64 // grows with every write the server applies
-	quiet  time.Duration
 	kick   chan struct{}
 	done   chan struct{} // receives after each reclaim, for tests; may be nil
 
@@ -38,16 +37,11 @@ type Reclaimer struct {
 	ticked func()           // after each tick is handled; may be nil
 }
 
-// New returns a Reclaimer that watches writes every quiet period (0:
-// DefaultQuiet).
-func New(writes func() int64, quiet time.Duration) *Reclaimer {
-	if quiet <= 0 {
-		quiet = DefaultQuiet
-	}
+// New returns a Reclaimer that watches writes every 5 s.
+func New(writes func() int64) *Reclaimer {
 	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	return &Reclaimer{
 		writes: writes,
-		quiet:  quiet,
 		kick:   make(chan struct{}, 1),
 		free:   debug.FreeOSMemory,
 		cycles: func() uint64 {
@@ -83,7 +77,7 @@ const (
 func (r *Reclaimer) Run(stop <-chan struct{}) {
 	ticks := r.ticks
 	if ticks == nil {
-		t := time.NewTicker(r.quiet)
+		t := time.NewTicker(quiet)
 		defer t.Stop()
 		ticks = t.C
 	}

@@ -16,7 +16,7 @@ type fake struct {
 
 func newFake(t *testing.T) *fake {
 	f := &fake{tick: make(chan time.Time), handled: make(chan struct{})}
-	f.Reclaimer = New(func() int64 { return f.writes.Load() }, time.Hour)
+	f.Reclaimer = New(func() int64 { return f.writes.Load() })
 	f.free = func() { f.frees.Add(1) }
 	f.Reclaimer.cycles = func() uint64 { return uint64(f.cycles.Load()) }
 	f.ticks = f.tick
