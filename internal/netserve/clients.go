@@ -58,12 +58,12 @@ func (r *Clients[C]) AcceptLoop(ln net.Listener, closed func() bool, handle func
 }
 
 // counts is how many connections have left the listener's queue, and how
-// many are still in it.
-func (r *Clients[C]) counts(ln net.Listener, acc *rawio.Acceptor) (taken int64, queued int) {
+// many are still in it; ok is false when that could not be told this time.
+func (r *Clients[C]) counts(ln net.Listener, acc *rawio.Acceptor) (taken int64, queued int, ok bool) {
 	if acc != nil {
 		return acc.Counts()
 	}
-	return r.taken.Load(), rawio.AcceptQueue(ln)
+	return r.taken.Load(), rawio.AcceptQueue(ln), true
 }
 
 // settleMax bounds Settle's wait, for a listener that never drains (a
@@ -89,20 +89,18 @@ func (r *Clients[C]) Settle() {
 	if ln == nil {
 		return
 	}
-	taken, queued := r.counts(ln, acc)
-	want := taken + int64(queued)
 	wait := r.settleWait
 	if wait == 0 {
 		wait = settleMax
 	}
 	deadline := time.Now().Add(wait)
-	for taken < want || r.settled.Load() < taken {
+	// Sleep rather than yield while waiting: the accept loop waits on
+	// the poller, which the scheduler asks only when it runs out of
+	// ready goroutines.
+	pause := func() bool {
 		if time.Now().After(deadline) {
-			return
+			return false
 		}
-		// Sleep rather than yield: the accept loop waits on the
-		// poller, which the scheduler asks only when it runs out of
-		// ready goroutines.
 		time.Sleep(20 * time.Microsecond)
 		// The accept loop may have started its Acceptor meanwhile;
 		// its count starts where the listener's left off (at 0: the
@@ -110,7 +108,23 @@ func (r *Clients[C]) Settle() {
 		r.mu.Lock()
 		acc = r.acc
 		r.mu.Unlock()
-		taken, _ = r.counts(ln, acc)
+		return true
+	}
+	taken, queued, ok := r.counts(ln, acc)
+	for !ok {
+		if !pause() {
+			return
+		}
+		taken, queued, ok = r.counts(ln, acc)
+	}
+	want := taken + int64(queued)
+	for taken < want || r.settled.Load() < taken {
+		if !pause() {
+			return
+		}
+		if t, _, ok := r.counts(ln, acc); ok {
+			taken = t
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func TestSettleAdmitsCompletedConnections(t *testing.T) {
 			r.mu.Lock()
 			acc := r.acc
 			r.mu.Unlock()
-			if taken, queued := r.counts(ln, acc); taken+int64(queued) >= int64(i) {
+			if taken, queued, ok := r.counts(ln, acc); ok && taken+int64(queued) >= int64(i) {
 				break
 			}
 			time.Sleep(10 * time.Microsecond)

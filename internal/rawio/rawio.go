@@ -300,20 +300,22 @@ func (c *resetConn) RemoteAddr() net.Addr { return c.remote }
 // returned or is about to return (taken), and how many still wait in the
 // kernel's queue (queued, 0 when that cannot be told). No accept system
 // call overlaps that moment, so a connection leaving the queue is counted
-// exactly once.
-func (a *Acceptor) Counts() (taken int64, queued int) {
+// exactly once. ok is false when an accept call stayed in flight through
+// every try (its thread descheduled on a loaded machine): the two counts
+// could then miss the connection it is taking, and the caller asks again.
+func (a *Acceptor) Counts() (taken int64, queued int, ok bool) {
 	for range 1000 {
 		c := a.calls.Load()
 		if c&1 == 0 {
 			q := acceptQueue(a.rc)
 			t := a.taken.Load() - a.dropped.Load()
 			if a.calls.Load() == c {
-				return t, q
+				return t, q, true
 			}
 		}
 		runtime.Gosched() // a call is in flight: microseconds
 	}
-	return a.taken.Load() - a.dropped.Load(), acceptQueue(a.rc)
+	return 0, 0, false
 }
 
 // Close stops Accept and closes the duplicate socket.

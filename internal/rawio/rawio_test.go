@@ -336,12 +336,12 @@ func TestAcceptor(t *testing.T) {
 	defer c.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if taken, queued := acc.Counts(); taken == 0 && queued == 1 {
+		if taken, queued, ok := acc.Counts(); ok && taken == 0 && queued == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			taken, queued := acc.Counts()
-			t.Fatalf("connected: Counts = %d, %d, want 0, 1", taken, queued)
+			taken, queued, ok := acc.Counts()
+			t.Fatalf("connected: Counts = %d, %d, %v, want 0, 1, true", taken, queued, ok)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -350,8 +350,8 @@ func TestAcceptor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if taken, queued := acc.Counts(); taken != 1 || queued != 0 {
-		t.Fatalf("after Accept: Counts = %d, %d, want 1, 0", taken, queued)
+	if taken, queued, ok := acc.Counts(); !ok || taken != 1 || queued != 0 {
+		t.Fatalf("after Accept: Counts = %d, %d, %v, want 1, 0, true", taken, queued, ok)
 	}
 	if s.RemoteAddr().String() != c.LocalAddr().String() {
 		t.Fatalf("accepted %s, dialed from %s", s.RemoteAddr(), c.LocalAddr())
@@ -392,6 +392,35 @@ func TestAcceptor(t *testing.T) {
 
 // TestAcceptorResetConnection: a connection reset while queued is still
 // accepted with its addresses (its first read then fails), as Go's Accept
+// TestAcceptorCountsWithAcceptInFlight: while an accept call is in flight
+// (its thread descheduled between taking a connection from the kernel's
+// queue and counting it), Counts says it cannot tell rather than give two
+// counts that miss that connection; it tells again once the call is over.
+func TestAcceptorCountsWithAcceptInFlight(t *testing.T) {
+	ln, acc := newAcceptor(t)
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	acc.calls.Add(1) // as accept does before accept4
+	if taken, queued, ok := acc.Counts(); ok {
+		t.Fatalf("accept in flight: Counts = %d, %d, true, want ok false", taken, queued)
+	}
+	acc.calls.Add(1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		taken, queued, ok := acc.Counts()
+		if ok && taken == 0 && queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("accept over: Counts = %d, %d, %v, want 0, 1, true", taken, queued, ok)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // does, so a server counts it like any other.
 func TestAcceptorResetConnection(t *testing.T) {
 	ln, acc := newAcceptor(t)
