@@ -196,6 +196,14 @@ func TestDiffBlocking(t *testing.T) {
 			bSend(1, "BLMOVE", "r", "r", "RIGHT", "LEFT", "0"), bBlocked(2),
 			bDo(3, "RPUSH", "r", "1", "2"), bRecv(0), bRecv(1), bDo(3, "LRANGE", "r", "0", "-1"),
 		}},
+		{"sort store wakes", 3, []bstep{
+			bSend(0, "BLPOP", "{s}d", "0"), bBlocked(1),
+			bDo(2, "RPUSH", "{s}src", "3", "1", "2"), bDo(2, "SORT", "{s}src", "STORE", "{s}d"),
+			bRecv(0), bBlocked(0), bDo(2, "LRANGE", "{s}d", "0", "-1"),
+			bSend(1, "BRPOP", "{s}e", "0"), bBlocked(1),
+			bDo(2, "SORT", "{s}nokey", "STORE", "{s}e"), bBlocked(1),
+			bDo(2, "SORT", "{s}src", "DESC", "LIMIT", "0", "1", "STORE", "{s}e"), bRecv(1), bBlocked(0),
+		}},
 		{"blmove wrong type destination", 3, []bstep{
 			bSend(0, "BLMOVE", "src", "{src}d", "LEFT", "LEFT", "0"), bBlocked(1),
 			bSend(1, "BLPOP", "src", "0"), bBlocked(2),

@@ -50,6 +50,10 @@ func listTemplates() []template {
 			return exact("RPOPLPUSH", k[0], k[1])
 		}},
 		{3, func(g *Gen) Step { return exact(g.lmpopArgs()...) }},
+		{2, func(g *Gen) Step {
+			return exact(append([]string{g.pick("LPUSH", "RPUSH"), g.key()}, g.sortElems(1+g.rng.IntN(8))...)...)
+		}},
+		{4, func(g *Gen) Step { return exact(g.sortArgs()...) }},
 		{2, func(g *Gen) Step { return exact("TYPE", g.key()) }},
 		{1, func(g *Gen) Step { return exact("OBJECT", "ENCODING", g.key()) }},
 		{2, func(g *Gen) Step { return exact("SET", g.key(), g.value()) }},
@@ -146,6 +150,61 @@ func (g *Gen) lmpopArgs() []string {
 	args = append(args, g.listWhere())
 	if g.chance(0.5) {
 		args = append(args, "COUNT", g.pick("1", "2", "5", "100", "0", "-1"))
+	}
+	return args
+}
+
+// sortElems are elements SORT reads as numbers in every way C's strtod
+// does (signs, points, exponents, hexadecimal, infinities, leading space,
+// the empty string) or fails to (letters, NaN, trailing space), ties
+// between different spellings of one number, and NUL bytes, which end
+// strtod's and ALPHA's view of an element. Nothing out of a double's
+// range: Redis reads those with a stale errno.
+func (g *Gen) sortElems(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		switch r := g.rng.IntN(10); {
+		case r < 5:
+			out[i] = strconv.Itoa(g.rng.IntN(41) - 20)
+		case r < 9:
+			out[i] = g.pick("1.5", "-0.25", "1e3", "+7", " 3", "0x10", "0X1p2", ".5", "5.", "-0", "0", "",
+				"007", "inf", "-Infinity", "10", "1e1", "2\x00z", "a", "B", "a\x00b", "a\x00a", "nan", "3 ", "1e", "0x")
+		default:
+			out[i] = g.listElem()
+		}
+	}
+	return out
+}
+
+// sortArgs is a SORT or SORT_RO with options in any order: the ones a
+// cluster node serves (ASC, DESC, ALPHA, LIMIT, BY constant, STORE) and,
+// now and then, the ones it refuses (BY pattern, GET) or malformed ones.
+func (g *Gen) sortArgs() []string {
+	keys := g.keysN(2)
+	cmd := "SORT"
+	if g.chance(0.2) {
+		cmd = "SORT_RO"
+	}
+	args := []string{cmd, keys[0]}
+	for range g.rng.IntN(4) {
+		switch r := g.rng.IntN(20); {
+		case r < 4:
+			args = append(args, g.pick("ASC", "DESC", "desc"))
+		case r < 8:
+			args = append(args, g.pick("ALPHA", "alpha"))
+		case r < 11:
+			args = append(args, "LIMIT", g.pick("0", "1", "2", "-1", "5", "x"), g.pick("0", "1", "3", "-1", "100", "9223372036854775807"))
+		case r < 13:
+			args = append(args, "BY", g.pick("nosort", "w_*", "const"))
+		case r < 16:
+			args = append(args, "STORE", keys[1])
+		case r < 17:
+			args = append(args, "GET", g.pick("#", "w_*"))
+		case r < 18:
+			args = append(args, g.pick("LIMIT", "STORE", "BY", "FOO"))
+		default:
+			args = append(args, "ALPHA", "DESC")
+		}
 	}
 	return args
 }

@@ -192,12 +192,19 @@ const (
 	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
 
 	// Lists (node/engine/list_cmds.go).
-	ErrIndexOutOfRange      = "ERR index out of range"
-	ErrPositiveCount        = "ERR value is out of range, must be positive"
-	ErrLposRankZero         = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
-	ErrLposCountNegative    = "ERR COUNT can't be negative"
-	ErrLposMaxlenNegative   = "ERR MAXLEN can't be negative"
-	ErrNumkeysNotPositive   = "ERR numkeys should be greater than 0"
+	ErrIndexOutOfRange    = "ERR index out of range"
+	ErrPositiveCount      = "ERR value is out of range, must be positive"
+	ErrLposRankZero       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLposCountNegative  = "ERR COUNT can't be negative"
+	ErrLposMaxlenNegative = "ERR MAXLEN can't be negative"
+	ErrNumkeysNotPositive = "ERR numkeys should be greater than 0"
+
+	// SORT (node/engine/sort_cmds.go), as a Redis 7.0 Cluster node
+	// answers it.
+	ErrSortByCluster  = "ERR BY option of SORT denied in Cluster mode."
+	ErrSortGetCluster = "ERR GET option of SORT denied in Cluster mode."
+	ErrSortScores     = "ERR One or more scores can't be converted into double"
+
 	ErrMpopCountNotPositive = "ERR count should be greater than 0"
 )
 

@@ -78,5 +78,6 @@ func Handlers() map[string]Handler {
 	registerStreams(h)
 	registerStreamGroups(h)
 	registerStreamReads(h)
+	registerSort(h)
 	return h
 }
