@@ -202,8 +202,9 @@ Flags:
 	}
 	// Done when the planner would move nothing more: the cluster's table
 	// (CLUSTER NODES) with every node's weight and draining mark (its
-	// SHARDGATE STATUS) given to the planner's own function, and no
-	// migration queued or running.
+	// SHARDGATE STATUS) given to the planner's own function, no
+	// migration queued or running, and every member routing by that
+	// table.
 	return waitFor(ctx, f, stdout, stderr, "rebalance", func() (bool, string, error) {
 		return planSettled(ctx, addr, f.password)
 	})
@@ -226,7 +227,7 @@ func planSettled(ctx context.Context, addr, password string) (bool, string, erro
 			v.Slots[s] = cluster.SlotOwner{Owner: cluster.NodeID(o), Epoch: 1}
 		}
 	}
-	moving := 0
+	moving, learning := 0, 0
 	for _, m := range mv.Members {
 		cm := cluster.Member{ID: cluster.NodeID(m.ID), Role: cluster.RoleNode, Addr: m.Addr, State: cluster.StateDead}
 		if memberLive(m.State) {
@@ -238,6 +239,10 @@ func planSettled(ctx context.Context, addr, password string) (bool, string, erro
 			cm.State, cm.Weight, cm.Draining = cluster.StateAlive, uint32(w), st["draining"] == "1"
 			if st["slots_queued"] != "0" || st["migrating_to"] != "" {
 				moving++
+			}
+			// A member that does not report it is taken at its word.
+			if c, ok := st["table_converged"]; ok && c != "1" {
+				learning++
 			}
 		}
 		v.Members = append(v.Members, cm)
@@ -253,6 +258,10 @@ func planSettled(ctx context.Context, addr, password string) (bool, string, erro
 		return false, "waiting: " + reason, nil
 	case left > 0 || moving > 0:
 		return false, fmt.Sprintf("slots still to move: %d (nodes moving now: %d)", left, moving), nil
+	case learning > 0:
+		// The moves are done; until every member routes by the final
+		// table, CLUSTER SLOTS and status differ from node to node.
+		return false, fmt.Sprintf("no slots left to move; %d members still learning the final slot table", learning), nil
 	}
 	return true, "", nil
 }

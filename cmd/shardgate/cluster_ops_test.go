@@ -330,9 +330,9 @@ func TestClusterRebalanceAndDrain(t *testing.T) {
 	if rc != 0 || !strings.Contains(out, "rebalance asked\n") || !strings.Contains(out, "rebalance done\n") {
 		t.Fatalf("cluster rebalance: rc %d\n%s%s", rc, out, errb)
 	}
-	// The command is done when its entry's view is balanced; the others
-	// see the last commits a gossip round later.
-	counts := waitSlotCounts(t, addrs, 5*time.Second, func(n map[string]int) bool {
+	// The command is done when its entry's view is balanced and every
+	// member routes by it: each node's own count says so at once.
+	counts := waitSlotCounts(t, addrs, 0, func(n map[string]int) bool {
 		lo, hi, sum := 16384, 0, 0
 		for _, addr := range addrs {
 			lo, hi, sum = min(lo, n[addr]), max(hi, n[addr]), sum+n[addr]
