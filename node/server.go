@@ -372,7 +372,8 @@ func (s *Server) removeClient(c *client) {
 }
 
 // activeExpiry removes expired keys in the background, as Redis's active
-// expire cycle does, so that memory is reclaimed for keys nobody reads.
+// expire cycle does, so that memory is reclaimed for keys nobody reads,
+// and shrinks the key tables deletes emptied.
 func (s *Server) activeExpiry() {
 	t := time.NewTicker(s.opts.ActiveExpiryInterval)
 	defer t.Stop()
@@ -386,6 +387,10 @@ func (s *Server) activeExpiry() {
 				s.ks.ExpireCycle(s.opts.Now().UnixMilli(), 20)
 				s.stats.expireCycle.Add(int64(time.Since(start)))
 			}
+			// Key tables that deletes emptied shrink here, as Redis's
+			// cron resizes its dicts.
+			start := time.Now()
+			s.ks.ShrinkSparse(func() bool { return time.Since(start) >= engine.DefaultExpireBudget })
 		}
 	}
 }

@@ -147,10 +147,11 @@ type Keyspace struct {
 	// used holds the shards with at least one key, so keyless walks
 	// (SCAN, KEYS, DBSIZE, RANDOMKEY) skip empty shards.
 	used shardSet
+	// sparse holds the shards whose key table deletes left mostly empty,
+	// for ShrinkSparse.
+	sparse shardSet
 	// keysCreated numbers new keys (Entry.created).
 	keysCreated atomic.Uint64
-	// scanSeed orders the keys of a shard for SCAN's cursor (scan.go).
-	scanSeed maphash.Seed
 	// cycle is the active expiry cycle's state between runs (expire.go).
 	cycle expireCycleState
 	// dirty counts changes, as Redis's server.dirty (INFO persistence).
@@ -222,7 +223,7 @@ type Stats struct {
 
 // New returns an empty keyspace.
 func New() *Keyspace {
-	ks := &Keyspace{scanSeed: maphash.MakeSeed(), born: uint32(time.Now().Unix())}
+	ks := &Keyspace{born: uint32(time.Now().Unix())}
 	ks.keySeed = maphash.MakeSeed()
 	for i := range ks.shards {
 		ks.shards[i].Slot = uint16(i)
@@ -378,6 +379,8 @@ func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
 	s.keys.delete(ks.keySeed, key)
 	if s.keys.Len() == 0 {
 		ks.used.remove(s.Slot)
+	} else if s.keys.sparse() && !ks.sparse.has(s.Slot) {
+		ks.sparse.add(s.Slot)
 	}
 	if e.Kind == KindStream && ks.OnStreamReady != nil {
 		ks.OnStreamReady(s.Slot, []byte(key)) // blocked XREADGROUPs fail
@@ -487,3 +490,29 @@ func (ks *Keyspace) Changes() int64 { return ks.dirty.Load() }
 
 // Expiring reports whether any key has an expiry.
 func (ks *Keyspace) Expiring() bool { return ks.expiring.count() > 0 }
+
+// ShrinkSparse rebuilds, at their right size, the key tables that deletes
+// left mostly empty, as Redis's cron resizes its dicts: otherwise only the
+// next insertion into a shard would, and until then KEYS, SCAN and
+// RANDOMKEY walk the old, big table. It stops when stop reports true
+// (polled between shards) and returns how many tables it rebuilt.
+func (ks *Keyspace) ShrinkSparse(stop func() bool) int {
+	rebuilt := 0
+	for slot := ks.sparse.next(0); slot >= 0; slot = ks.sparse.next(slot + 1) {
+		s := &ks.shards[slot]
+		ks.big.RLock()
+		s.mu.Lock()
+		// Under the shard's lock no command is walking its table.
+		if s.keys.sparse() {
+			s.keys.shrink()
+			rebuilt++
+		}
+		ks.sparse.remove(uint16(slot))
+		s.mu.Unlock()
+		ks.big.RUnlock()
+		if stop() {
+			break
+		}
+	}
+	return rebuilt
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -50,12 +51,15 @@ const (
 	keyTableSparse = 8
 )
 
+// The hash is never 0, the empty mark: its top bit is set, which no
+// table's mask reaches, so the low bits (the home slot, SCAN's position)
+// stay uniform.
 func hashKeyBytes(seed maphash.Seed, key []byte) uint64 {
-	return maphash.Bytes(seed, key) | 1 // never 0, the empty mark
+	return maphash.Bytes(seed, key) | 1<<63
 }
 
 func hashKeyString(seed maphash.Seed, key string) uint64 {
-	return maphash.String(seed, key) | 1
+	return maphash.String(seed, key) | 1<<63
 }
 
 // Len returns the number of keys.
@@ -102,8 +106,7 @@ func (t *keyTable) set(seed maphash.Seed, key []byte, e *Entry) (old *Entry) {
 		old, sl.e = sl.e, e
 		return old
 	}
-	if (int(t.used)+1)*keyTableMaxDen > len(t.slots)*keyTableMaxNum ||
-		(len(t.slots) > keyTableMin && int(t.n)*keyTableSparse < len(t.slots)) {
+	if (int(t.used)+1)*keyTableMaxDen > len(t.slots)*keyTableMaxNum || t.sparse() {
 		t.rebuild(int(t.n) + 1)
 	}
 	t.place(h, string(key), e)
@@ -159,6 +162,20 @@ func (t *keyTable) delete(seed maphash.Seed, key string) bool {
 	return true
 }
 
+// sparse reports whether the table is big and mostly empty: an insertion
+// would rebuild it smaller (see set), and Keyspace.ShrinkSparse does so
+// without one.
+func (t *keyTable) sparse() bool {
+	return len(t.slots) > keyTableMin && int(t.n)*keyTableSparse < len(t.slots)
+}
+
+// shrink rebuilds a sparse table at its right size. Not while iterating.
+func (t *keyTable) shrink() {
+	if t.sparse() {
+		t.rebuild(int(t.n))
+	}
+}
+
 // reset empties the table.
 func (t *keyTable) reset() {
 	t.slots, t.n, t.used = nil, 0, 0
@@ -182,4 +199,47 @@ func (t *keyTable) all() iter.Seq2[string, *Entry] {
 			}
 		}
 	}
+}
+
+// SCAN's order. A key's position is the low scanPosBits bits of its hash,
+// bit-reversed: the keys whose home slot in a table of 2^k slots is b are
+// exactly those whose position's top k bits are b reversed, an interval
+// of positions. So a scan that visits positions in increasing order
+// visits home slots in Redis's reverse-binary order, one interval at a
+// time, whatever the table's size was at the previous call; a table that
+// shrank since puts the cursor inside an interval, whose keys below it
+// are then skipped (Redis returns them again; here no key comes twice).
+
+// scanPosBits is the width of a position; tables stay below 2^scanPosBits
+// slots.
+const scanPosBits = 39
+
+// scanPos is the SCAN position of a key with hash h.
+func scanPos(h uint64) uint64 { return bits.Reverse64(h) >> (64 - scanPosBits) }
+
+// scanInterval calls fn for every key whose position is in the interval
+// holding pos at the table's current size and is at least pos, and
+// returns where the interval ends (1<<scanPosBits after the last). fn may
+// delete keys.
+func (t *keyTable) scanInterval(pos uint64, fn func(key string, e *Entry)) (end uint64) {
+	slots := t.slots
+	if len(slots) == 0 {
+		return 1 << scanPosBits
+	}
+	k := bits.TrailingZeros(uint(len(slots)))
+	shift := scanPosBits - k
+	mask := uint64(len(slots) - 1)
+	home := bits.Reverse64(pos<<(64-scanPosBits)) & mask
+	// The keys at home lie between it and the next empty slot (linear
+	// probing; tombstones keep their hash and do not end the run).
+	for i := home; ; i = (i + 1) & mask {
+		sl := &slots[i]
+		if sl.hash == 0 {
+			break
+		}
+		if sl.e != nil && sl.hash&mask == home && scanPos(sl.hash) >= pos {
+			fn(sl.key, sl.e)
+		}
+	}
+	return (pos>>shift + 1) << shift
 }

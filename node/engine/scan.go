@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"container/heap"
-	"hash/maphash"
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -13,13 +11,13 @@ import (
 //
 // Redis walks its hash table in reverse-binary bucket order so that a
 // cursor survives rehashing. Shardgate's keyspace is 16384 key tables
-// whose order changes when they are rebuilt, so the order is made explicit
-// instead: every
-// key has a position (slot, h) where h is a keyed 39-bit hash of the key
-// (the seed is fixed for the keyspace's life), and keys are visited in
-// increasing (slot, h). The cursor is the next position to visit, packed as
-// slot<<39 | h; 0 starts a scan and 0 ends it. 14+39 bits keep every cursor
-// below 2^53, so clients that hold it in a float64 (JavaScript's numbers,
+// (one a slot) with open addressing, and does the same in each table: a
+// key's position in its slot is its hash's low bits reversed (keyTable's
+// scanPos), and visiting positions in increasing order visits home slots
+// in reverse-binary order, whatever the table's size at each call. The
+// cursor is the next position to visit, packed as slot<<39 | position;
+// 0 starts a scan and 0 ends it. 14+39 bits keep every cursor below
+// 2^53, so clients that hold it in a float64 (JavaScript's numbers,
 // node-redis) keep it exact, as they do Redis's table-sized cursors; a
 // cursor past the last slot ends the scan.
 //
@@ -28,28 +26,24 @@ import (
 // from below the key's position to above it examines every key between
 // the two positions with the key's shard locked (or the keyspace held), at
 // a moment the key is present. Keys added or removed meanwhile may or may
-// not be returned, as in Redis. No key is returned twice by one scan:
-// a call never stops between keys of equal position (it takes the whole
-// tie, so hash collisions are harmless), so each position is visited once.
+// not be returned, as in Redis. No key is returned twice by one scan
+// (Redis may return some twice after its table shrank): a call never
+// stops between keys of equal position, and keys below the cursor are
+// skipped.
 //
-// Cost: a call hashes every key of each shard it visits. COUNT is a hint
-// (as in Redis): a call stops once it has looked at COUNT keys, but never
-// inside a run of equal positions, and in a slot holding very many keys it
-// takes at least 1/scanMinShare of them, so that scanning one huge slot
-// costs O(keys) in total instead of O(keys²/COUNT).
+// Cost: as Redis's, a call visits home slots until it has looked at COUNT
+// keys (a hint: it finishes the home slot it is at) or visited 10×COUNT
+// home slots; each visit reads the run of the table from the home slot to
+// the next empty one.
 
 const (
-	scanPosBits  = 39
-	scanPosMask  = 1<<scanPosBits - 1
-	scanMinShare = 64
+	scanPosMask = 1<<scanPosBits - 1
 	// scanDefaultCount is Redis's default COUNT.
 	scanDefaultCount = 10
+	// scanVisitsPerCount bounds the home slots a call visits, as Redis's
+	// maxiterations (10×COUNT).
+	scanVisitsPerCount = 10
 )
-
-// scanPos is a key's position within its slot.
-func (ks *Keyspace) scanPos(key string) uint64 {
-	return maphash.String(ks.scanSeed, key) & scanPosMask
-}
 
 // scanOpts are SCAN's options after the cursor.
 type scanOpts struct {
@@ -122,24 +116,23 @@ func (c *Ctx) scan(cursor uint64, o scanOpts) ([]string, uint64) {
 	slot := int(cursor >> scanPosBits)
 	pos := cursor & scanPosMask
 	var out []string
-	looked := 0
-	for looked < o.count {
-		slot = ks.used.next(slot)
-		if slot < 0 {
+	looked, visits := 0, o.count*scanVisitsPerCount
+	for looked < o.count && visits > 0 {
+		if slot >= slots.Count {
 			return out, 0
+		}
+		if next := ks.used.next(slot); next != slot {
+			if next < 0 {
+				return out, 0
+			}
+			slot, pos = next, 0
 		}
 		done := false
 		c.withShard(slot, func(s *Shard) {
-			var n int
-			n, pos, done = c.scanShard(s, pos, o, o.count-looked, &out)
-			looked += n
+			pos, done = c.scanShard(s, pos, o, &looked, &visits, &out)
 		})
-		if !done {
-			return out, uint64(slot)<<scanPosBits | pos
-		}
-		slot, pos = slot+1, 0
-		if slot == slots.Count {
-			return out, 0
+		if done {
+			slot, pos = slot+1, 0
 		}
 	}
 	if slot >= slots.Count {
@@ -148,47 +141,19 @@ func (c *Ctx) scan(cursor uint64, o scanOpts) ([]string, uint64) {
 	return out, uint64(slot)<<scanPosBits | pos
 }
 
-// scanShard reports the keys of s from position pos on, about want of
-// them (see the cost note above), appending the live ones that pass the
-// filters to out. It returns how many keys it looked at, the position to
-// resume at, and whether the shard is finished.
-func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]string) (looked int, next uint64, done bool) {
+// scanShard visits s's keys from position pos on, one home slot at a
+// time, while looked is below COUNT and visits remain, appending the live
+// keys that pass the filters to out. It returns the position to resume
+// at, and whether the shard is finished.
+func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, looked, visits *int, out *[]string) (next uint64, done bool) {
 	ks := c.KS
-	want = max(want, s.keys.Len()/scanMinShare)
-	// Find the bound: the want-th smallest position >= pos.
-	h := posHeap(make([]uint64, 0, min(want, s.keys.Len())))
-	more := false // some key beyond the bound
-	for k := range s.keys.all() {
-		p := ks.scanPos(k)
-		if p < pos {
-			continue
-		}
-		switch {
-		case len(h) < want:
-			heap.Push(&h, p)
-		case p < h[0]:
-			h[0] = p
-			heap.Fix(&h, 0)
-			more = true
-		case p > h[0]:
-			more = true
-		}
-	}
-	if len(h) == 0 {
-		return 0, 0, true
-	}
-	bound := h[0]
-	for k, e := range s.keys.all() {
-		p := ks.scanPos(k)
-		if p < pos || p > bound {
-			continue
-		}
-		looked++
+	each := func(k string, e *Entry) {
+		*looked++
 		// Redis 7.0's order: the pattern first (a key it filters out is
 		// not even expired), then TYPE's lookup, which counts a keyspace
 		// hit or miss as any read does, then the expiry.
 		if o.pattern != nil && !MatchString(o.pattern, k) {
-			continue
+			return
 		}
 		expired := e.ExpiredAt(c.Now)
 		if o.typ != nil {
@@ -202,31 +167,24 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, want int, out *[]strin
 			if ks.mayExpire() {
 				ks.expire(s, k, e)
 			}
-			continue
+			return
 		}
 		if o.typ != nil && !equalFoldASCII(o.typ, e.Kind.String()) {
-			continue
+			return
 		}
 		*out = append(*out, k)
 	}
-	if !more || bound == scanPosMask {
-		return looked, 0, true
+	for *looked < o.count && *visits > 0 {
+		if s.keys.Len() == 0 {
+			return 0, true
+		}
+		*visits--
+		pos = s.keys.scanInterval(pos, each)
+		if pos > scanPosMask {
+			return 0, true
+		}
 	}
-	return looked, bound + 1, false
-}
-
-// posHeap is a max-heap of positions.
-type posHeap []uint64
-
-func (h posHeap) Len() int           { return len(h) }
-func (h posHeap) Less(i, j int) bool { return h[i] > h[j] }
-func (h posHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *posHeap) Push(x any)        { *h = append(*h, x.(uint64)) }
-func (h *posHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return pos, false
 }
 
 // withShard runs fn on the shard of slot, locking it unless the keyspace

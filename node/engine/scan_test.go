@@ -165,34 +165,80 @@ func TestScanConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestScanHugeSlot checks that one crowded slot is scanned in a bounded
-// number of calls (COUNT is a hint; see scanMinShare) and completely.
+// TestScanHugeSlot: one crowded slot is scanned completely, and each
+// call's work follows COUNT, not the slot's size (a call finishes the home
+// slot it is at, so it may return a few more keys than COUNT).
 func TestScanHugeSlot(t *testing.T) {
 	ks := New()
 	const n = 20000
 	for i := range n {
 		setKey(ks, "{one}"+strconv.Itoa(i), 0)
 	}
-	seen := map[string]bool{}
-	cursor, calls := uint64(0), 0
-	for {
-		keys, nc := scanStep(ks, ksEnvNow, cursor, scanOpts{count: 10})
-		calls++
-		for _, k := range keys {
-			if seen[k] {
-				t.Fatalf("%q returned twice", k)
+	for _, count := range []int{1, 10, 100} {
+		seen := map[string]bool{}
+		cursor, calls, most := uint64(0), 0, 0
+		for {
+			keys, nc := scanStep(ks, ksEnvNow, cursor, scanOpts{count: count})
+			calls++
+			most = max(most, len(keys))
+			for _, k := range keys {
+				if seen[k] {
+					t.Fatalf("COUNT %d: %q returned twice", count, k)
+				}
+				seen[k] = true
 			}
-			seen[k] = true
+			if cursor = nc; cursor == 0 {
+				break
+			}
 		}
-		if cursor = nc; cursor == 0 {
-			break
+		if len(seen) != n {
+			t.Errorf("COUNT %d: returned %d keys, want %d", count, len(seen), n)
+		}
+		if most > count+8 {
+			t.Errorf("COUNT %d: a call returned %d keys", count, most)
+		}
+		if calls < n/(count+8) {
+			t.Errorf("COUNT %d: %d calls for %d keys", count, calls, n)
 		}
 	}
-	if len(seen) != n {
-		t.Errorf("returned %d keys, want %d", len(seen), n)
-	}
-	if calls > 2*scanMinShare {
-		t.Errorf("%d calls for one slot, want at most %d", calls, 2*scanMinShare)
+}
+
+// TestScanShrunkTable: a table that shrinks between calls (deletes, then
+// an insertion rebuilds it smaller) leaves the cursor inside a home slot's
+// interval, whose keys below the cursor were returned before; the scan
+// goes on from there, missing no key that stayed and returning none
+// twice. The shrink comes after a different call each round.
+func TestScanShrunkTable(t *testing.T) {
+	const n, keep = 20000, 8
+	for cut := 1; cut <= 20; cut++ {
+		ks := New()
+		for i := range n {
+			setKey(ks, "{s}"+strconv.Itoa(i), 0)
+		}
+		seen := map[string]int{}
+		cursor := uint64(0)
+		for calls := 0; ; calls++ {
+			keys, nc := scanStep(ks, ksEnvNow, cursor, scanOpts{count: 20})
+			for _, k := range keys {
+				seen[k]++
+			}
+			if calls == cut {
+				for i := range n {
+					if i%keep != 0 {
+						delKey(ks, "{s}"+strconv.Itoa(i), ksEnvNow)
+					}
+				}
+				setKey(ks, "{s}new", 0) // rebuilds the sparse table smaller
+			}
+			if cursor = nc; cursor == 0 {
+				break
+			}
+		}
+		for i := 0; i < n; i += keep {
+			if k := "{s}" + strconv.Itoa(i); seen[k] != 1 {
+				t.Errorf("shrink after call %d: %q returned %d times", cut, k, seen[k])
+			}
+		}
 	}
 }
 
@@ -266,5 +312,46 @@ func TestScanCursorBelow2p53(t *testing.T) {
 		if keys, next := scanStep(ks, ksEnvNow, c, scanOpts{count: 10}); next != 0 || len(keys) != 0 {
 			t.Errorf("scan from %d = %d keys, next %d; want the end", c, len(keys), next)
 		}
+	}
+}
+
+// TestShrinkSparse: a key table that deletes left mostly empty is rebuilt
+// at its right size by ShrinkSparse, without waiting for an insertion, and
+// keeps every key.
+func TestShrinkSparse(t *testing.T) {
+	ks := New()
+	const n = 50000
+	for i := range n {
+		setKey(ks, "{d}"+strconv.Itoa(i), 0)
+	}
+	s := ks.ShardOf([]byte("{d}"))
+	big := len(s.keys.slots)
+	for i := range n {
+		if i%1000 != 0 {
+			delKey(ks, "{d}"+strconv.Itoa(i), ksEnvNow)
+		}
+	}
+	if len(s.keys.slots) != big {
+		t.Fatalf("the table changed size on deletes: %d -> %d", big, len(s.keys.slots))
+	}
+	if got := ks.ShrinkSparse(func() bool { return false }); got != 1 {
+		t.Errorf("ShrinkSparse rebuilt %d tables, want 1", got)
+	}
+	if size := len(s.keys.slots); size > 4*n/1000 {
+		t.Errorf("after ShrinkSparse: %d slots for %d keys (was %d)", size, s.keys.Len(), big)
+	}
+	if got := ks.ShrinkSparse(func() bool { return false }); got != 0 {
+		t.Errorf("a second ShrinkSparse rebuilt %d tables", got)
+	}
+	keys, cursor := []string(nil), uint64(0)
+	for {
+		k, nc := scanStep(ks, ksEnvNow, cursor, scanOpts{count: 10})
+		keys = append(keys, k...)
+		if cursor = nc; cursor == 0 {
+			break
+		}
+	}
+	if len(keys) != n/1000 {
+		t.Errorf("SCAN after the shrink: %d keys, want %d", len(keys), n/1000)
 	}
 }
