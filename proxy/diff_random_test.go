@@ -31,7 +31,7 @@ var (
 // cross-slot: a cluster-mode redis-server refuses them with CROSSSLOT just
 // as the strict proxy must, which makes them part of the comparison.
 var proxyFamilies = []string{
-	"strings", "counters", "keyspace", "expire", "scan", "tx", "conn", "server", "arity", "bits", "hll", "bitfield",
+	"strings", "counters", "keyspace", "expire", "scan", "tx", "conn", "server", "arity", "bits", "hll", "bitfield", "lists",
 	// As for the node (node/diff_random_test.go): the command table
 	// covers only what shardgate implements, Redis lists all 240.
 	"-COMMAND|", "-COMMAND|COUNT", "-COMMAND|LIST", "-COMMAND|INFO",
