@@ -122,6 +122,9 @@ type blocker struct {
 
 	blocked atomic.Int64 // INFO blocked_clients
 	timed   atomic.Int64 // INFO clients_in_timeout_table
+	// peerChecks counts peerGone's questions (a system call each), for
+	// tests of how often serving asks.
+	peerChecks atomic.Int64
 
 	// Slots to serve once the locks are free (blocking_stream.go's
 	// serveLater), and whether a goroutine is serving them.
@@ -311,6 +314,7 @@ func (s *Server) serveListKey(sh *engine.Shard, sw *slotWaiters, key string, bke
 // Redis, which reads the close before it runs the next command, keeps
 // it. The caller holds w's shard.
 func (s *Server) peerGone(w *waiter) bool {
+	s.blk.peerChecks.Add(1)
 	if !(w.killed != nil && w.killed.Load()) && (w.conn == nil || !rawio.PeerClosed(w.conn)) {
 		return false
 	}

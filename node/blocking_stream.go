@@ -138,11 +138,12 @@ func (s *Server) serveStreamKey(sh *engine.Shard, sw *slotWaiters, key string, b
 			s.blk.unlink(w) // finished meanwhile
 			continue
 		}
-		if s.peerGone(w) {
-			continue
-		}
+		// Whether the client is still there is asked only of a reader
+		// about to be served (a system call): one XADD to a group with
+		// many blocked consumers serves one of them, and asking all of
+		// them at every XADD made n XADDs cost n² calls.
 		rw := resp.Writer{Proto: w.proto, OnError: s.errs.Record}
-		claim := func() bool { return w.state.CompareAndSwap(waitPending, waitServed) }
+		claim := func() bool { return !s.peerGone(w) && w.state.CompareAndSwap(waitPending, waitServed) }
 		if s.ks.XReadWake(&rw, sh, w.req.xr, bkey, now, claim) {
 			s.markKey(sh.Slot, bkey) // XREADGROUP's delivery changed the group
 			if w.req.xr.Group != nil {

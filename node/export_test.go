@@ -63,3 +63,7 @@ func SlowSnapshotsForTest(s *Server, slotsPerPause int, d time.Duration) {
 // OnLoadYieldForTest runs f each time a load done by Serve lets the
 // commands waiting for the keyspace in (loadState.check).
 func OnLoadYieldForTest(s *Server, f func()) { s.load.yielded = f }
+
+// PeerChecksForTest is how many times serving blocked clients asked
+// whether a client had closed its connection.
+func PeerChecksForTest(s *Server) int64 { return s.blk.peerChecks.Load() }
