@@ -34,6 +34,10 @@ type client struct {
 	// multi=: the commands the open transaction holds, -1 outside MULTI.
 	listedMulti atomic.Int32
 
+	// segIndex are the segmented SETBITs of the batch whose index
+	// commands run once the batch's replies are in (segments.go).
+	segIndex []*segmentBit
+
 	mu    sync.Mutex
 	name  string
 	proto int
@@ -583,6 +587,11 @@ func (c *client) finishBatch() {
 		return
 	}
 	end := c.dispatch()
+	if len(c.segIndex) > 0 {
+		if e := c.recordSegments(); e != 0 {
+			end = e
+		}
+	}
 	if end == 0 {
 		end = c.srv.statClock()
 	}

@@ -18,6 +18,10 @@ import (
 // commands on any key, run as several node commands whose replies segbit
 // merges. They are multi-step, so each is a batch barrier: what the client
 // sent before has been answered when the first segment command leaves.
+// SETBIT and GETBIT are not: their segment's command goes with the
+// batch's other commands, and SETBIT's index commands follow in one more
+// round trip for the whole batch before any reply is written, so a
+// pipeline of them runs at the speed of plain ones.
 
 func newSegments(o Options) (*segbit.Handler, error) {
 	return segbit.New(segbit.Options{
@@ -61,6 +65,10 @@ func (c *client) runSegments(args [][]byte) {
 		c.srv.stats.crossSlot.Add(1)
 		c.srv.cross.refused(c, strings.ToLower(string(args[0])), args, c.plainKeys(args))
 		c.reject(resp.ErrCrossSlot)
+		return
+	}
+	if plan, ok, err := c.srv.seg.PlanBit(args); ok {
+		c.runSegmentBit(plan, err)
 		return
 	}
 	v, err := c.srv.seg.Exec(context.Background(), segmentBackend{c}, args)
@@ -164,4 +172,76 @@ func (b segmentBackend) Do(_ context.Context, cmds [][][]byte) ([]resp.Value, er
 		}
 	}
 	return b.c.roundTrip(nodes, cmds), nil
+}
+
+// segmentBit is a segmented SETBIT or GETBIT running in the batch.
+type segmentBit struct {
+	plan segbit.BitPlan
+	req  *request // the segment command's
+	// index are the requests recording a SETBIT's segment (shared with
+	// other SETBITs of the batch on the same index bits); indexErr is the
+	// first failure among them.
+	index    []*request
+	indexErr error
+}
+
+// runSegmentBit queues a segmented SETBIT or GETBIT (plan, or its error)
+// in the batch; its reply is made when the batch's replies are in.
+func (c *client) runSegmentBit(plan segbit.BitPlan, err error) {
+	if err != nil {
+		mark := len(c.local.B)
+		c.local.Error(err.Error())
+		c.addLocal(mark)
+		return
+	}
+	sb := &segmentBit{plan: plan}
+	sb.req = c.forward(c.srv.route.ownerOf(slots.Slot(plan.Cmd[1])), plan.Cmd)
+	if len(plan.Index) > 0 {
+		c.segIndex = append(c.segIndex, sb)
+	}
+	c.addMerge(func(c *client) {
+		v, err := segbit.BitReply(sb.plan.Cmd, decodeReply(sb.req.reply))
+		if err == nil {
+			err = sb.indexErr
+		}
+		if err != nil {
+			c.w.Error(err.Error())
+			return
+		}
+		c.w.B = resp.AppendValue(c.w.B, v)
+	})
+}
+
+// recordSegments runs, once the batch's replies are in and before any is
+// written, the index commands of the batch's SETBITs whose segment
+// command succeeded: each distinct one once, all in one round trip. It
+// returns dispatch's stats clock (0 if nothing was sent).
+func (c *client) recordSegments() int64 {
+	pending := c.segIndex
+	c.segIndex = nil
+	byCmd := map[string]*request{}
+	for _, sb := range pending {
+		if v := decodeReply(sb.req.reply); v.IsError() || v.Type != ':' {
+			continue // the command fails with its segment's error
+		}
+		for _, cmd := range sb.plan.Index {
+			k := string(resp.AppendCommand(nil, cmd))
+			r := byCmd[k]
+			if r == nil {
+				r = c.forward(c.srv.route.ownerOf(slots.Slot(cmd[1])), cmd)
+				byCmd[k] = r
+			}
+			sb.index = append(sb.index, r)
+		}
+	}
+	end := c.dispatch()
+	for _, sb := range pending {
+		for i, r := range sb.index {
+			if v := decodeReply(r.reply); v.IsError() {
+				sb.indexErr = &segbit.PartError{Key: sb.plan.Index[i][1], Reply: string(v.Str)}
+				break
+			}
+		}
+	}
+	return end
 }

@@ -183,3 +183,107 @@ func TestSegmentBitsMismatch(t *testing.T) {
 		t.Errorf("SETBIT through the other proxy after FLUSHALL = %v, want %q", v, want)
 	}
 }
+
+// TestSegmentedBitsPipelined: segmented SETBIT and GETBIT sent as one
+// pipeline, mixed with ordinary commands, repeats, bad arguments and a
+// segment whose index cannot be written, get the replies sequential
+// commands would: each SETBIT the bit's previous value in pipeline order,
+// GETBIT what the SETBITs before it left, errors in place; and every
+// segment they wrote is in the index (BITCOUNT, which reads only indexed
+// segments, counts every bit).
+func TestSegmentedBitsPipelined(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	type step struct {
+		args []string
+		want string // reply as Value.String, "" for an integer checked by the model
+	}
+	var steps []step
+	bits := map[uint64]bool{}
+	var want []string
+	add := func(args []string, reply string) {
+		steps = append(steps, step{args: args})
+		want = append(want, reply)
+	}
+	ids := []uint64{3, 1 << 23, 1<<23 + 1, 5_000_000_000, 1 << 40, 3, 1<<63 - 1, 5_000_000_000, 1 << 23}
+	for i, id := range ids {
+		old := "0"
+		if bits[id] {
+			old = "1"
+		}
+		bits[id] = true
+		add([]string{"SETBIT", "dau:p", fmt.Sprint(id), "1"}, ":"+old)
+		add([]string{"GETBIT", "dau:p", fmt.Sprint(id ^ 1)}, ":"+map[bool]string{true: "1", false: "0"}[bits[id^1]])
+		if i == 2 {
+			add([]string{"SET", "plain", "v"}, "+OK")
+			add([]string{"SETBIT", "dau:p", "-1", "1"}, "-ERR bit offset is not an integer or out of range")
+			add([]string{"SETBIT", "dau:p", "7", "2"}, "-ERR bit is not an integer or out of range")
+			add([]string{"GETBIT", "dau:p"}, "-ERR wrong number of arguments for 'getbit' command")
+			add([]string{"GET", "plain"}, "$v")
+			add([]string{"SEGBIT.SETBIT", "other", "9", "1"}, ":0")
+		}
+	}
+	for _, s := range steps {
+		args := make([][]byte, len(s.args))
+		for i, a := range s.args {
+			args[i] = []byte(a)
+		}
+		if err := c.Send(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range steps {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		switch {
+		case v.IsError():
+			got = "-" + v.Text()
+		case v.Kind == ':':
+			got = fmt.Sprint(":", v.Int)
+		case v.Kind == '+':
+			got = "+" + v.Text()
+		default:
+			got = "$" + string(v.Str)
+		}
+		if got != want[i] {
+			t.Errorf("reply %d to %v: %q, want %q", i, s.args, got, want[i])
+		}
+	}
+	if v := do(t, c, "BITCOUNT", "dau:p"); v.Int != int64(len(bits)) {
+		t.Errorf("BITCOUNT dau:p = %v, want %d: a segment is missing from the index", v, len(bits))
+	}
+	if v := do(t, c, "SEGBIT.BITCOUNT", "other"); v.Int != 1 {
+		t.Errorf("SEGBIT.BITCOUNT other = %v, want 1", v)
+	}
+
+	// An index key that holds a list: the SETBIT sets its segment's bit,
+	// and fails with the index key's error, as a SETBIT run alone does.
+	do(t, c, "SETBIT", "dau:q", "1", "1")
+	idx := do(t, c, "KEYS", "{sgi:*dau:q").Elems
+	if len(idx) == 0 {
+		t.Fatal("no index keys for dau:q")
+	}
+	for _, k := range idx {
+		do(t, c, "DEL", string(k.Str))
+		do(t, c, "RPUSH", string(k.Str), "x")
+	}
+	if err := c.Send([]byte("SETBIT"), []byte("dau:q"), []byte("2"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send([]byte("GETBIT"), []byte("dau:q"), []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.IsError() || !strings.HasPrefix(v.Text(), "WRONGTYPE ") || !strings.Contains(v.Text(), "(segmented bitmap key \"{sgi:") {
+		t.Errorf("SETBIT with a broken index: %v", v)
+	}
+	if v, err := c.Receive(); err != nil || v.Int != 1 {
+		t.Errorf("GETBIT after it: %v %v", v, err)
+	}
+}

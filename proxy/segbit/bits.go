@@ -13,57 +13,93 @@ import (
 // segments whose answer is never used.
 const bitposBatch = 64
 
-// SetBit runs SETBIT key offset value: it records the segment in the
-// index, then sets the bit, and replies the bit's previous value.
-func (h *Handler) SetBit(ctx context.Context, b Backend, args [][]byte) (resp.Value, error) {
-	if len(args) != 4 {
-		return resp.Value{}, wrongArgs(args[0])
+// BitPlan is a SETBIT or GETBIT on a segmented bitmap as the steps it
+// takes: Cmd, on the node of its (segment) key, then, for SETBIT, Index,
+// the commands that record the segment in the bitmap's index, once Cmd
+// has succeeded (see "Consistency" in the package doc: a DEL clears the
+// index before it deletes segments, so no interleaving leaves a segment
+// the index does not name). A proxy can run these inside a client's
+// pipeline, the Cmd of many commands in one round trip and their Index in
+// the next, where Exec runs each command alone.
+type BitPlan struct {
+	Cmd   [][]byte
+	Index [][][]byte
+}
+
+// PlanBit checks SETBIT key offset value or GETBIT key offset (plain or
+// SEGBIT.*) as Exec does, and returns its plan; ok is false for any other
+// command.
+func (h *Handler) PlanBit(args [][]byte) (plan BitPlan, ok bool, err error) {
+	op, _, known := Lookup(args[0])
+	switch {
+	case !known || (op != OpSetBit && op != OpGetBit):
+		return BitPlan{}, false, nil
+	case op == OpSetBit && len(args) != 4, op == OpGetBit && len(args) != 3:
+		return BitPlan{}, true, wrongArgs(args[0])
 	}
 	off, err := parseOffset(args[2])
 	if err != nil {
-		return resp.Value{}, err
+		return BitPlan{}, true, err
 	}
-	v, ok := resp.ParseInt(args[3])
-	if !ok || v&^1 != 0 {
-		return resp.Value{}, replyErr(resp.ErrBitValue)
-	}
-	key := args[1]
 	seg, local := h.layout.Locate(off)
-	// The segment, then the index (see "Consistency" in the package
-	// doc): a DEL clears the index before it deletes segments, so no
-	// interleaving leaves a segment the index does not name.
-	cmd := setbitCmd(h.layout.SegmentKey(key, seg), local, int(v))
-	rs, err := run(ctx, b, [][][]byte{cmd})
-	if err != nil {
-		return resp.Value{}, err
+	key := args[1]
+	if op == OpGetBit {
+		cmd := [][]byte{[]byte("GETBIT"), h.layout.SegmentKey(key, seg), strconv.AppendUint(nil, local, 10)}
+		return BitPlan{Cmd: cmd}, true, nil
 	}
-	n, err := intReply(rs[0], cmd)
-	if err != nil {
-		return resp.Value{}, err
+	v, isInt := resp.ParseInt(args[3])
+	if !isInt || v&^1 != 0 {
+		return BitPlan{}, true, replyErr(resp.ErrBitValue)
 	}
-	if _, err := run(ctx, b, h.indexSets(key, []uint64{seg})); err != nil {
+	return BitPlan{
+		Cmd:   setbitCmd(h.layout.SegmentKey(key, seg), local, int(v)),
+		Index: h.indexSets(key, []uint64{seg}),
+	}, true, nil
+}
+
+// BitReply is the reply to a planned command given the node's reply to
+// its Cmd: the bit, or the error that fails the command.
+func BitReply(cmd [][]byte, r resp.Value) (resp.Value, error) {
+	if r.IsError() {
+		return resp.Value{}, &PartError{Key: cmdKey(cmd), Reply: string(r.Str)}
+	}
+	n, err := intReply(r, cmd)
+	if err != nil {
 		return resp.Value{}, err
 	}
 	return intValue(n), nil
 }
 
+// SetBit runs SETBIT key offset value: it sets the bit in its segment,
+// then records the segment in the index, and replies the bit's previous
+// value.
+func (h *Handler) SetBit(ctx context.Context, b Backend, args [][]byte) (resp.Value, error) {
+	return h.runBit(ctx, b, args)
+}
+
 // GetBit runs GETBIT key offset on the one segment that holds the bit.
 func (h *Handler) GetBit(ctx context.Context, b Backend, args [][]byte) (resp.Value, error) {
-	if len(args) != 3 {
-		return resp.Value{}, wrongArgs(args[0])
-	}
-	off, err := parseOffset(args[2])
+	return h.runBit(ctx, b, args)
+}
+
+// runBit runs a BitPlan's steps one after the other.
+func (h *Handler) runBit(ctx context.Context, b Backend, args [][]byte) (resp.Value, error) {
+	plan, _, err := h.PlanBit(args)
 	if err != nil {
 		return resp.Value{}, err
 	}
-	seg, local := h.layout.Locate(off)
-	cmd := [][]byte{[]byte("GETBIT"), h.layout.SegmentKey(args[1], seg), strconv.AppendUint(nil, local, 10)}
-	rs, err := run(ctx, b, [][][]byte{cmd})
+	rs, err := run(ctx, b, [][][]byte{plan.Cmd})
 	if err != nil {
 		return resp.Value{}, err
 	}
-	n, err := intReply(rs[0], cmd)
-	return intValue(n), err
+	v, err := BitReply(plan.Cmd, rs[0])
+	if err != nil {
+		return resp.Value{}, err
+	}
+	if _, err := run(ctx, b, plan.Index); err != nil {
+		return resp.Value{}, err
+	}
+	return v, nil
 }
 
 // BitCount runs BITCOUNT key [start end [BYTE|BIT]]: the range is taken
