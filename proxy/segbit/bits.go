@@ -126,11 +126,16 @@ func (h *Handler) BitCount(ctx context.Context, b Backend, args [][]byte) (resp.
 		}
 		return sumCounts(ctx, b, cmds)
 	}
-	bms, err := h.describe(ctx, b, key)
+	// The logical length from the highest segment alone: a segment the
+	// index names but that does not exist simply counts 0.
+	bms, err := h.scanIndex(ctx, b, [][]byte{key})
 	if err != nil {
 		return resp.Value{}, err
 	}
 	bm := bms[0]
+	if err := h.measureTop(ctx, b, bm); err != nil {
+		return resp.Value{}, err
+	}
 	tot := bm.length(l)
 	if tot == 0 {
 		return intValue(0), nil
@@ -166,7 +171,7 @@ func (h *Handler) BitCount(ctx context.Context, b Backend, args [][]byte) (resp.
 	if !isBit {
 		s, e = s<<3, e<<3|7
 	}
-	for _, seg := range bm.segs {
+	for _, seg := range bm.indexed {
 		if lo, hi, ok := l.clip(seg, s, e); ok {
 			cmds = append(cmds, l.countCmd(key, seg, lo, hi))
 		}
@@ -209,11 +214,24 @@ func (h *Handler) BitPos(ctx context.Context, b Backend, args [][]byte) (resp.Va
 	}
 	key := args[1]
 	l := h.layout
-	bms, err := h.describe(ctx, b, key)
+	bms, err := h.scanIndex(ctx, b, [][]byte{key})
 	if err != nil {
 		return resp.Value{}, err
 	}
 	bm := bms[0]
+	// Looking for a 1, missing segments are simply asked (they answer
+	// -1), so only the logical length is needed; looking for a 0, which
+	// segments exist and how long each is decide the answer.
+	segs := bm.indexed
+	if bit == 1 {
+		err = h.measureTop(ctx, b, bm)
+	} else {
+		err = h.measure(ctx, b, bms)
+		segs = bm.segs
+	}
+	if err != nil {
+		return resp.Value{}, err
+	}
 	tot := bm.length(l)
 	if tot == 0 {
 		// A missing key is an infinite run of zeros (Redis 7.0 answers
@@ -264,7 +282,7 @@ func (h *Handler) BitPos(ctx context.Context, b Backend, args [][]byte) (resp.Va
 	var qs []query
 	tail := int64(-1) // the known answer after all queries, if any
 	cur := s
-	for i, seg := range bm.segs {
+	for i, seg := range segs {
 		lo, hi, ok := l.clip(seg, cur, e)
 		if !ok {
 			if seg<<l.bits > e {
@@ -276,9 +294,9 @@ func (h *Handler) BitPos(ctx context.Context, b Backend, args [][]byte) (resp.Va
 		if bit == 0 && base+lo > cur {
 			break // [cur, base+lo) lies in missing segments
 		}
-		lenBits := bm.lens[i] << 3
 		fallback := int64(-1)
 		if bit == 0 {
+			lenBits := bm.lens[i] << 3
 			if lo >= lenBits {
 				tail = int64(base + lo)
 				cur = e + 1

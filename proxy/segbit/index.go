@@ -155,6 +155,39 @@ func (h *Handler) measure(ctx context.Context, b Backend, bms []*bitmap) error {
 	return nil
 }
 
+// measureTop finds the highest indexed segment of bm that exists,
+// reading lengths from the top down a batch at a time, and records it
+// alone in bm.segs and bm.lens: enough for the logical length (length,
+// highest) without a STRLEN per segment. Commands that do not need to
+// know which of the lower segments exist (a missing one counts 0, has no
+// 1 bit) use it instead of measure.
+func (h *Handler) measureTop(ctx context.Context, b Backend, bm *bitmap) error {
+	bm.segs, bm.lens = bm.segs[:0], bm.lens[:0]
+	for top := len(bm.indexed); top > 0; top -= bitposBatch {
+		part := bm.indexed[max(top-bitposBatch, 0):top]
+		cmds := make([][][]byte, len(part))
+		for i, s := range part {
+			cmds[i] = [][]byte{[]byte("STRLEN"), h.layout.SegmentKey(bm.key, s)}
+		}
+		rs, err := run(ctx, b, cmds)
+		if err != nil {
+			return err
+		}
+		for i := len(part) - 1; i >= 0; i-- {
+			n, err := intReply(rs[i], cmds[i])
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				bm.segs = append(bm.segs, part[i])
+				bm.lens = append(bm.lens, uint64(n))
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
 // describe is scanIndex then measure.
 func (h *Handler) describe(ctx context.Context, b Backend, keys ...[]byte) ([]*bitmap, error) {
 	bms, err := h.scanIndex(ctx, b, keys)

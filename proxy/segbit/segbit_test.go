@@ -357,6 +357,54 @@ func TestFanout(t *testing.T) {
 	}
 }
 
+// TestRangeReadsFewSegments: BITCOUNT with a range, and BITPOS looking
+// for a 1, read the length of the highest segment only (not one per
+// segment) and ask only the segments the range covers; a segment the
+// index names but that is gone counts 0, and the logical length comes
+// from the highest segment that exists.
+func TestRangeReadsFewSegments(t *testing.T) {
+	h := newHandler(t, 12)
+	f := newFake(t)
+	const n = 1000
+	for i := uint64(0); i < n; i++ {
+		mustInt(t, h, f, "SEGBIT.SETBIT", "k", u(i*4096*7+5), "1")
+	}
+	// The index's keys, a batch of lengths from the top, and a batch of
+	// BITPOS: not a command per segment.
+	const most = 2*bitposBatch + 16
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"SEGBIT.BITCOUNT", "k", "0", "100"}, 1},
+		{[]string{"SEGBIT.BITCOUNT", "k", "-1", "-1"}, 1},
+		{[]string{"SEGBIT.BITPOS", "k", "1", "1"}, 4096*7 + 5},
+		{[]string{"SEGBIT.BITPOS", "k", "1", "-1"}, (n-1)*4096*7 + 5},
+	} {
+		f.cmds = 0
+		if got := mustInt(t, h, f, tc.args...); got != tc.want {
+			t.Errorf("%q = %d, want %d", tc.args, got, tc.want)
+		}
+		if f.cmds > most {
+			t.Errorf("%q: %d node commands for %d segments", tc.args, f.cmds, n)
+		}
+	}
+	// The highest segment goes (behind the index's back): the length now
+	// ends with the one below it.
+	f.mu.Lock()
+	delete(f.strs, string(h.Layout().SegmentKey([]byte("k"), (n-1)*7)))
+	f.mu.Unlock()
+	if got := mustInt(t, h, f, "SEGBIT.BITCOUNT", "k", "-1", "-1", "BIT"); got != 0 {
+		t.Errorf("last bit after the top segment went: %d", got)
+	}
+	if got := mustInt(t, h, f, "SEGBIT.BITPOS", "k", "1", "-1"); got != (n-2)*4096*7+5 {
+		t.Errorf("BITPOS 1 in the last byte after the top segment went: %d", got)
+	}
+	if got := mustInt(t, h, f, "SEGBIT.BITCOUNT", "k", "0", "-1"); got != n-1 {
+		t.Errorf("BITCOUNT 0 -1 after the top segment went: %d", got)
+	}
+}
+
 // TestPartFailure checks that a failing segment fails the command with
 // an error naming its key, and that a failed Do fails it too.
 func TestPartFailure(t *testing.T) {
