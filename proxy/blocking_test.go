@@ -782,3 +782,51 @@ func TestUnblockedBeforeReply(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockingReusesConnections: clients that block again and again, many
+// at once, reuse the dedicated node connections their earlier calls
+// released, as many as were in use together: each round of 40 clients
+// blocking at once (and timing out) opens no new connection to the nodes
+// after the first. With at most 8 kept, every round opened 32 more.
+func TestBlockingReusesConnections(t *testing.T) {
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		const n, rounds = 40, 4
+		conns := make([]*difftest.Conn, n)
+		for i := range conns {
+			conns[i] = dial(t, e.addr, 2)
+		}
+		received := func() int {
+			s := 0
+			for _, nd := range e.nodes {
+				c := dial(t, nd.Addr, 2)
+				v, err := strconv.Atoi(infoField(t, c, "stats", "total_connections_received"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s += v - 1 // not this one
+				c.Close()
+			}
+			return s
+		}
+		var afterFirst int
+		for r := range rounds {
+			replies := make([]<-chan difftest.Value, n)
+			for i, c := range conns {
+				send(t, c, "BLPOP", fmt.Sprint("r", i), "0.2")
+				replies[i] = receiveAsync(c)
+			}
+			for i := range n {
+				if v := recvWithin(t, "BLPOP", replies[i], promptly); !isNull(v) {
+					t.Fatalf("round %d: BLPOP = %v, want a timeout", r, v)
+				}
+			}
+			if r == 0 {
+				afterFirst = received()
+			}
+		}
+		// The counting connections themselves were opened in between.
+		if extra := received() - afterFirst - len(e.nodes)*(rounds-1); extra > 0 {
+			t.Errorf("%d node connections opened after the first round of %d blocked clients (%d rounds)", extra, n, rounds)
+		}
+	})
+}
