@@ -181,8 +181,9 @@ type segmentBit struct {
 	// index are the requests recording a SETBIT's segment (shared with
 	// other SETBITs of the batch on the same index bits); indexErr is the
 	// first failure among them.
-	index    []*request
-	indexErr error
+	index     []*request
+	indexCmds [][][]byte
+	indexErr  error
 }
 
 // runSegmentBit queues a segmented SETBIT or GETBIT (plan, or its error)
@@ -196,7 +197,7 @@ func (c *client) runSegmentBit(plan segbit.BitPlan, err error) {
 	}
 	sb := &segmentBit{plan: plan}
 	sb.req = c.forward(c.srv.route.ownerOf(slots.Slot(plan.Cmd[1])), plan.Cmd)
-	if len(plan.Index) > 0 {
+	if plan.Set {
 		c.segIndex = append(c.segIndex, sb)
 	}
 	c.addMerge(func(c *client) {
@@ -214,31 +215,45 @@ func (c *client) runSegmentBit(plan segbit.BitPlan, err error) {
 
 // recordSegments runs, once the batch's replies are in and before any is
 // written, the index commands of the batch's SETBITs whose segment
-// command succeeded: each distinct one once, all in one round trip. It
-// returns dispatch's stats clock (0 if nothing was sent).
+// command succeeded: once per distinct segment, each distinct command
+// once, all in one round trip. It returns dispatch's stats clock (0 if
+// nothing was sent).
 func (c *client) recordSegments() int64 {
 	pending := c.segIndex
 	c.segIndex = nil
+	type segment struct {
+		cmds [][][]byte
+		reqs []*request
+	}
+	segs := map[string]*segment{} // by bitmap key and segment number
 	byCmd := map[string]*request{}
+	var name []byte
 	for _, sb := range pending {
 		if v := decodeReply(sb.req.reply); v.IsError() || v.Type != ':' {
 			continue // the command fails with its segment's error
 		}
-		for _, cmd := range sb.plan.Index {
-			k := string(resp.AppendCommand(nil, cmd))
-			r := byCmd[k]
-			if r == nil {
-				r = c.forward(c.srv.route.ownerOf(slots.Slot(cmd[1])), cmd)
-				byCmd[k] = r
+		name = strconv.AppendUint(append(name[:0], sb.plan.Key...), sb.plan.Seg, 10)
+		sg := segs[string(name)]
+		if sg == nil {
+			sg = &segment{cmds: c.srv.seg.IndexCommands(sb.plan)}
+			for _, cmd := range sg.cmds {
+				k := string(resp.AppendCommand(nil, cmd))
+				r := byCmd[k]
+				if r == nil {
+					r = c.forward(c.srv.route.ownerOf(slots.Slot(cmd[1])), cmd)
+					byCmd[k] = r
+				}
+				sg.reqs = append(sg.reqs, r)
 			}
-			sb.index = append(sb.index, r)
+			segs[string(name)] = sg
 		}
+		sb.index, sb.indexCmds = sg.reqs, sg.cmds
 	}
 	end := c.dispatch()
 	for _, sb := range pending {
 		for i, r := range sb.index {
 			if v := decodeReply(r.reply); v.IsError() {
-				sb.indexErr = &segbit.PartError{Key: sb.plan.Index[i][1], Reply: string(v.Str)}
+				sb.indexErr = &segbit.PartError{Key: sb.indexCmds[i][1], Reply: string(v.Str)}
 				break
 			}
 		}

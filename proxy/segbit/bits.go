@@ -14,16 +14,29 @@ import (
 const bitposBatch = 64
 
 // BitPlan is a SETBIT or GETBIT on a segmented bitmap as the steps it
-// takes: Cmd, on the node of its (segment) key, then, for SETBIT, Index,
-// the commands that record the segment in the bitmap's index, once Cmd
-// has succeeded (see "Consistency" in the package doc: a DEL clears the
+// takes: Cmd, on the node of its (segment) key, then, for SETBIT, the
+// commands that record the segment in the bitmap's index
+// (IndexCommands), once Cmd has succeeded (see "Consistency" in the package doc: a DEL clears the
 // index before it deletes segments, so no interleaving leaves a segment
 // the index does not name). A proxy can run these inside a client's
 // pipeline, the Cmd of many commands in one round trip and their Index in
 // the next, where Exec runs each command alone.
 type BitPlan struct {
-	Cmd   [][]byte
-	Index [][][]byte
+	Cmd [][]byte
+	// Set: a SETBIT, which must record segment Seg of bitmap Key
+	// (IndexCommands) once Cmd has succeeded.
+	Set bool
+	Key []byte
+	Seg uint64
+}
+
+// IndexCommands are the commands recording a SETBIT plan's segment in its
+// bitmap's index (none for GETBIT).
+func (h *Handler) IndexCommands(p BitPlan) [][][]byte {
+	if !p.Set {
+		return nil
+	}
+	return h.indexSets(p.Key, []uint64{p.Seg})
 }
 
 // PlanBit checks SETBIT key offset value or GETBIT key offset (plain or
@@ -52,8 +65,8 @@ func (h *Handler) PlanBit(args [][]byte) (plan BitPlan, ok bool, err error) {
 		return BitPlan{}, true, replyErr(resp.ErrBitValue)
 	}
 	return BitPlan{
-		Cmd:   setbitCmd(h.layout.SegmentKey(key, seg), local, int(v)),
-		Index: h.indexSets(key, []uint64{seg}),
+		Cmd: setbitCmd(h.layout.SegmentKey(key, seg), local, int(v)),
+		Set: true, Key: append([]byte(nil), key...), Seg: seg,
 	}, true, nil
 }
 
@@ -96,7 +109,7 @@ func (h *Handler) runBit(ctx context.Context, b Backend, args [][]byte) (resp.Va
 	if err != nil {
 		return resp.Value{}, err
 	}
-	if _, err := run(ctx, b, plan.Index); err != nil {
+	if _, err := run(ctx, b, h.IndexCommands(plan)); err != nil {
 		return resp.Value{}, err
 	}
 	return v, nil
