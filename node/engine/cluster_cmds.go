@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"container/heap"
 	"slices"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -49,23 +50,48 @@ func cmdGetKeysInSlot(c *Ctx) {
 		c.W.Error(resp.ErrInvalidSlotOrKeys)
 		return
 	}
-	type keyAge struct {
-		key     string
-		created uint64
-	}
-	var keys []keyAge
+	var keys newestKeys
 	c.withShard(int(slot), func(s *Shard) {
-		if limit == 0 {
+		keep := int(min(limit, int64(s.Len())))
+		if keep == 0 {
 			return
 		}
+		// The newest keep keys, in a min-heap of at most keep entries:
+		// a few keys of a huge slot do not cost a sort of the slot.
+		keys = make(newestKeys, 0, keep)
 		for k, e := range s.keys.all() {
-			keys = append(keys, keyAge{k, e.created})
+			switch ka := (keyAge{k, e.created}); {
+			case len(keys) < keep:
+				heap.Push(&keys, ka)
+			case ka.created > keys[0].created:
+				keys[0] = ka
+				heap.Fix(&keys, 0)
+			}
 		}
 	})
 	slices.SortFunc(keys, func(a, b keyAge) int { return cmp.Compare(b.created, a.created) })
-	keys = keys[:min(int64(len(keys)), limit)]
 	c.W.Array(len(keys))
 	for _, k := range keys {
 		c.W.BulkString(k.key)
 	}
+}
+
+// keyAge is a key with its creation number (Entry.created).
+type keyAge struct {
+	key     string
+	created uint64
+}
+
+// newestKeys is a min-heap of keys by creation number.
+type newestKeys []keyAge
+
+func (h newestKeys) Len() int           { return len(h) }
+func (h newestKeys) Less(i, j int) bool { return h[i].created < h[j].created }
+func (h newestKeys) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *newestKeys) Push(x any)        { *h = append(*h, x.(keyAge)) }
+func (h *newestKeys) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
