@@ -42,6 +42,7 @@ type Stream struct {
 	maxDeletedID StreamID       // max-deleted-entry-id
 	entriesAdded int64          // entries-added, ever
 	groups       []*StreamGroup // sorted by name
+	rax          raxMemo        // XINFO's radix-tree-nodes; cleared when blocks come or go
 }
 
 // Redis's defaults for stream nodes.
@@ -115,6 +116,7 @@ func (s *Stream) Append(id StreamID, fv [][]byte) {
 	if b == nil {
 		b = newStreamBlock(id, fv)
 		s.blocks = append(s.blocks, b)
+		s.rax = raxMemo{}
 	} else {
 		b.lpBytes += lpIntSize(int64(b.live+1)) - lpIntSize(int64(b.live))
 	}
@@ -395,6 +397,7 @@ func (s *Stream) markDeleted(i, off int, drop bool) bool {
 	s.length--
 	if drop && b.live == 0 {
 		s.blocks = append(s.blocks[:i], s.blocks[i+1:]...)
+		s.rax = raxMemo{}
 		return true
 	}
 	return false
@@ -475,6 +478,7 @@ func (s *Stream) Trim(t TrimStrategy) int64 {
 		}
 		if whole {
 			s.blocks = s.blocks[1:]
+			s.rax = raxMemo{}
 			s.length -= entries
 			removed += entries
 			continue

@@ -202,12 +202,23 @@ func (s *Stream) raxNodes() int64 {
 	if len(s.blocks) == 0 {
 		return 1
 	}
+	if s.rax.nodes != 0 {
+		return s.rax.nodes
+	}
 	keys := make([][16]byte, len(s.blocks))
 	for i, b := range s.blocks {
 		binary.BigEndian.PutUint64(keys[i][:8], b.master.Ms)
 		binary.BigEndian.PutUint64(keys[i][8:], b.master.Seq)
 	}
-	return raxTrieNodes(keys, 0)
+	s.rax.nodes = raxTrieNodes(keys, 0)
+	return s.rax.nodes
+}
+
+// raxMemo is raxNodes' answer (0: not known), kept until a block is added
+// or removed (a block's master never changes), so that XINFO STREAM,
+// polled by monitoring, does not walk a long stream's blocks each time.
+type raxMemo struct {
+	nodes int64
 }
 
 // raxTrieNodes counts the nodes below depth d of sorted, distinct keys
