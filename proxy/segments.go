@@ -178,12 +178,9 @@ func (b segmentBackend) Do(_ context.Context, cmds [][][]byte) ([]resp.Value, er
 type segmentBit struct {
 	plan segbit.BitPlan
 	req  *request // the segment command's
-	// index are the requests recording a SETBIT's segment (shared with
-	// other SETBITs of the batch on the same index bits); indexErr is the
-	// first failure among them.
-	index     []*request
-	indexCmds [][][]byte
-	indexErr  error
+	// indexErr is the first failure among the commands recording a
+	// SETBIT's segment (recordSegments).
+	indexErr error
 }
 
 // runSegmentBit queues a segmented SETBIT or GETBIT (plan, or its error)
@@ -215,47 +212,57 @@ func (c *client) runSegmentBit(plan segbit.BitPlan, err error) {
 
 // recordSegments runs, once the batch's replies are in and before any is
 // written, the index commands of the batch's SETBITs whose segment
-// command succeeded: once per distinct segment, each distinct command
-// once, all in one round trip. It returns dispatch's stats clock (0 if
-// nothing was sent).
+// command succeeded: built once per distinct segment, each distinct
+// command sent once, all in one round trip. It returns dispatch's stats
+// clock (0 if nothing was sent).
 func (c *client) recordSegments() int64 {
 	pending := c.segIndex
 	c.segIndex = nil
+	type segmentKey struct {
+		key string
+		seg uint64
+	}
 	type segment struct {
 		cmds [][][]byte
 		reqs []*request
+		err  error
 	}
-	segs := map[string]*segment{} // by bitmap key and segment number
+	segs := map[segmentKey]*segment{}
+	of := make([]*segment, len(pending))
 	byCmd := map[string]*request{}
-	var name []byte
-	for _, sb := range pending {
-		if v := decodeReply(sb.req.reply); v.IsError() || v.Type != ':' {
-			continue // the command fails with its segment's error
+	for i, sb := range pending {
+		if r := sb.req.reply; len(r) == 0 || r[0] != ':' {
+			continue // the command fails with its segment's reply
 		}
-		name = strconv.AppendUint(append(name[:0], sb.plan.Key...), sb.plan.Seg, 10)
-		sg := segs[string(name)]
+		k := segmentKey{string(sb.plan.Key), sb.plan.Seg}
+		sg := segs[k]
 		if sg == nil {
 			sg = &segment{cmds: c.srv.seg.IndexCommands(sb.plan)}
 			for _, cmd := range sg.cmds {
-				k := string(resp.AppendCommand(nil, cmd))
-				r := byCmd[k]
+				enc := string(resp.AppendCommand(nil, cmd))
+				r := byCmd[enc]
 				if r == nil {
 					r = c.forward(c.srv.route.ownerOf(slots.Slot(cmd[1])), cmd)
-					byCmd[k] = r
+					byCmd[enc] = r
 				}
 				sg.reqs = append(sg.reqs, r)
 			}
-			segs[string(name)] = sg
+			segs[k] = sg
 		}
-		sb.index, sb.indexCmds = sg.reqs, sg.cmds
+		of[i] = sg
 	}
 	end := c.dispatch()
-	for _, sb := range pending {
-		for i, r := range sb.index {
+	for _, sg := range segs {
+		for i, r := range sg.reqs {
 			if v := decodeReply(r.reply); v.IsError() {
-				sb.indexErr = &segbit.PartError{Key: sb.indexCmds[i][1], Reply: string(v.Str)}
+				sg.err = &segbit.PartError{Key: sg.cmds[i][1], Reply: string(v.Str)}
 				break
 			}
+		}
+	}
+	for i, sb := range pending {
+		if of[i] != nil {
+			sb.indexErr = of[i].err
 		}
 	}
 	return end

@@ -287,3 +287,29 @@ func TestSegmentedBitsPipelined(t *testing.T) {
 		t.Errorf("GETBIT after it: %v %v", v, err)
 	}
 }
+
+// TestSegmentedBitsPipelinedDistinctBitmaps: two bitmaps whose name and
+// segment number read alike run together ("dau:k1" segment 23, "dau:k12"
+// segment 3) in one pipeline each get their own segment indexed.
+func TestSegmentedBitsPipelinedDistinctBitmaps(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	for _, args := range [][]string{
+		{"SETBIT", "dau:k1", fmt.Sprint(uint64(23) << 23), "1"},
+		{"SETBIT", "dau:k12", fmt.Sprint(uint64(3) << 23), "1"},
+	} {
+		if err := c.Send([]byte(args[0]), []byte(args[1]), []byte(args[2]), []byte(args[3])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if v, err := c.Receive(); err != nil || v.Int != 0 {
+			t.Fatalf("SETBIT: %v %v", v, err)
+		}
+	}
+	for _, k := range []string{"dau:k1", "dau:k12"} {
+		if v := do(t, c, "BITCOUNT", k); v.Int != 1 {
+			t.Errorf("BITCOUNT %s = %v, want 1: its segment is missing from the index", k, v)
+		}
+	}
+}
