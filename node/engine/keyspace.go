@@ -504,7 +504,7 @@ func (ks *Keyspace) ShrinkSparse(stop func() bool) int {
 		s.mu.Lock()
 		// Under the shard's lock no command is walking its table.
 		if s.keys.sparse() {
-			s.keys.shrink()
+			s.keys.rebuild(s.keys.Len())
 			rebuilt++
 		}
 		ks.sparse.remove(uint16(slot))

@@ -164,16 +164,9 @@ func (t *keyTable) delete(seed maphash.Seed, key string) bool {
 
 // sparse reports whether the table is big and mostly empty: an insertion
 // would rebuild it smaller (see set), and Keyspace.ShrinkSparse does so
-// without one.
+// without one (rebuild; not while iterating).
 func (t *keyTable) sparse() bool {
 	return len(t.slots) > keyTableMin && int(t.n)*keyTableSparse < len(t.slots)
-}
-
-// shrink rebuilds a sparse table at its right size. Not while iterating.
-func (t *keyTable) shrink() {
-	if t.sparse() {
-		t.rebuild(int(t.n))
-	}
 }
 
 // reset empties the table.
