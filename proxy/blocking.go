@@ -243,7 +243,9 @@ func (c *client) blockingCall(n int, cmd *slots.Command, args [][]byte) {
 			return
 		}
 		sent := time.Now()
-		reply, quit, cut, failMsg := c.blockOn(n, cmd, args)
+		asking := rs.asking
+		rs.asking = false
+		reply, quit, cut, failMsg := c.blockOn(n, cmd, args, asking)
 		if failMsg != "" {
 			if c.readHead && refusesOn(failMsg) {
 				c.refused.begin()
@@ -354,11 +356,14 @@ func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []
 // blockRedirects is a blocking command's following of redirections.
 type blockRedirects struct {
 	budget redirectBudget
-	hops   int       // MOVED hops since the budget started
+	hops   int       // MOVED and ASK hops since the budget started
 	end    time.Time // the command's timeout; zero: none
+	// asking: the last reply was ASK, so the next attempt goes after
+	// ASKING (once: the slot's owner has not changed).
+	asking bool
 }
 
-// redirectBlocking follows a blocking command's MOVED or TRYAGAIN reply
+// redirectBlocking follows a blocking command's MOVED, ASK or TRYAGAIN reply
 // to the attempt sent at sent, within the budget and hops: it sets *n to
 // the node to send it to next, after a backoff if one is due (never past
 // the command's timeout), and reports whether to send it again.
@@ -367,7 +372,7 @@ func (c *client) redirectBlocking(rs *blockRedirects, n *int, reply []byte, sent
 		return false
 	}
 	rd := parseRedirect(reply)
-	if rd.kind != redirectMoved && rd.kind != redirectTryAgain {
+	if rd.kind == noRedirect {
 		return false
 	}
 	rt := c.srv.route
@@ -390,7 +395,12 @@ func (c *client) redirectBlocking(rs *blockRedirects, n *int, reply []byte, sent
 		return false
 	}
 	rs.hops++
-	*n = rt.noteMoved(rd.slot, rd.addr)
+	if rd.kind == redirectAsk {
+		rt.redirects.ask.Add(1)
+		*n, rs.asking = rt.poolFor(rd.addr), true
+	} else {
+		*n = rt.noteMoved(rd.slot, rd.addr)
+	}
 	if rs.hops > freeHops {
 		rs.budget.backoff(rs.end)
 	}
@@ -416,8 +426,8 @@ func cloneArgs(args [][]byte) [][]byte {
 // and waits for its reply, watching the client meanwhile. quit reports
 // that the client sent QUIT, cut that the proxy closed the connection;
 // failMsg is the error to answer if no connection to the node could be
-// had.
-func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte, quit, cut bool, failMsg string) {
+// had. asking sends ASKING first (the command follows an ASK).
+func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte, asking bool) (reply []byte, quit, cut bool, failMsg string) {
 	p := c.srv.route.pool(n)
 	conn, err := p.dedicatedConn(c.w.Proto)
 	if err != nil {
@@ -451,7 +461,15 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte) (reply []byte
 		unblockReq: make(chan unblockMode, 1), ended: make(chan struct{})}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
-	if !conn.send([]*request{r}, resp.AppendCommand(nil, args)) {
+	reqs, data := []*request{r}, resp.AppendCommand(nil, args)
+	if asking {
+		// ASKING's +OK is nobody's reply: its request has a batch of
+		// its own.
+		ask := &request{b: newBatch(0)}
+		ask.b.remaining.Store(1)
+		reqs, data = []*request{ask, r}, append(resp.AppendCommand(nil, askingCmd), data...)
+	}
+	if !conn.send(reqs, data) {
 		r.failWith(conn.failMsg())
 	}
 

@@ -107,6 +107,9 @@ type client struct {
 
 	multi *txState          // between MULTI and EXEC/DISCARD
 	watch map[int]*nodeConn // dedicated connections holding WATCHes, by node
+	// watchedAt is the node each watched slot was watched on: a slot
+	// that has moved since makes EXEC fail (watchMoved).
+	watchedAt map[uint16]int
 
 	// blocked is set while a blocking command waits on a node; pending
 	// holds the commands read meanwhile (blocking.go).
@@ -765,4 +768,5 @@ func (c *client) releaseWatches(clean bool) {
 		}
 	}
 	c.watch = nil
+	c.watchedAt = nil
 }

@@ -335,3 +335,120 @@ func TestRedirectsStopWhenClientGone(t *testing.T) {
 	// The proxy still serves others.
 	want(t, "SET from another client", do(t, dial(t, addr, 2), "SET", "k", "v"), difftest.Simple("OK"))
 }
+
+// otherNode returns a master of rc other than n.
+func otherNode(rc *difftest.RedisCluster, n *difftest.ClusterNode) *difftest.ClusterNode {
+	for i := range rc.Nodes {
+		if rc.Nodes[i].Addr != n.Addr {
+			return &rc.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// assignSlot gives an empty slot to owner on every master of rc, as
+// redis-cli's resharding ends a move.
+func assignSlot(t *testing.T, rc *difftest.RedisCluster, slot uint16, owner *difftest.ClusterNode) {
+	t.Helper()
+	ss := strconv.Itoa(int(slot))
+	if v := do(t, owner.Conn(t, 2), "CLUSTER", "SETSLOT", ss, "NODE", owner.ID); v.IsError() {
+		t.Fatal(v)
+	}
+	for i := range rc.Nodes {
+		if rc.Nodes[i].Addr == owner.Addr {
+			continue
+		}
+		if v := do(t, rc.Nodes[i].Conn(t, 2), "CLUSTER", "SETSLOT", ss, "NODE", owner.ID); v.IsError() {
+			t.Fatal(v)
+		}
+	}
+}
+
+// TestWatchedSlotMoved: a WATCH on a slot that then moves cannot see its
+// keys change on the new owner, so EXEC fails (nil) even when the proxy
+// has learned the new owner meanwhile, instead of running the
+// transaction there unwatched. A WATCH after the move works.
+func TestWatchedSlotMoved(t *testing.T) {
+	rc := sharedCluster(t)
+	topo, err := proxy.NewStaticTopology(rc.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	const key = "watchmoved"
+	sl := slots.SlotString(key)
+	src := rc.NodeForSlot(sl)
+	dst := otherNode(rc, src)
+	c, other := dial(t, addr, 2), dial(t, addr, 2)
+	want(t, "WATCH", do(t, c, "WATCH", key), difftest.Simple("OK"))
+
+	assignSlot(t, rc, sl, dst)
+	t.Cleanup(func() {
+		dst.Conn(t, 2).DoStrings("DEL", key)
+		assignSlot(t, rc, sl, src)
+	})
+	// Another client's SET follows the MOVED: the proxy learns the owner.
+	want(t, "SET by another client", do(t, other, "SET", key, "theirs"), difftest.Simple("OK"))
+	do(t, c, "MULTI")
+	want(t, "queued", do(t, c, "SET", key, "mine"), difftest.Simple("QUEUED"))
+	want(t, "EXEC after the watched slot moved", do(t, c, "EXEC"), difftest.Value{Kind: difftest.NullArray})
+	want(t, "GET", do(t, c, "GET", key), difftest.BulkOf("theirs"))
+
+	want(t, "WATCH again", do(t, c, "WATCH", key), difftest.Simple("OK"))
+	do(t, c, "MULTI")
+	do(t, c, "SET", key, "mine")
+	want(t, "EXEC on the new owner", do(t, c, "EXEC"), difftest.ArrayOf(difftest.Simple("OK")))
+	want(t, "GET after", do(t, c, "GET", key), difftest.BulkOf("mine"))
+}
+
+// TestAskFollowedByWatchAndBlocking: while a slot migrates, WATCH and the
+// blocking commands follow ASK to the target (with ASKING) like any other
+// command, instead of handing the client the node's address.
+func TestAskFollowedByWatchAndBlocking(t *testing.T) {
+	rc := sharedCluster(t)
+	topo, err := proxy.NewStaticTopology(rc.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	const key = "askblock"
+	sl := slots.SlotString(key)
+	src := rc.NodeForSlot(sl)
+	dst := otherNode(rc, src)
+	sc, dc := src.Conn(t, 2), dst.Conn(t, 2)
+	ss := strconv.Itoa(int(sl))
+	if v := do(t, dc, "CLUSTER", "SETSLOT", ss, "IMPORTING", src.ID); v.IsError() {
+		t.Fatal(v)
+	}
+	t.Cleanup(func() {
+		dc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
+		sc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
+		dc.DoStrings("FLUSHALL")
+	})
+	if v := do(t, sc, "CLUSTER", "SETSLOT", ss, "MIGRATING", dst.ID); v.IsError() {
+		t.Fatal(v)
+	}
+	c, other := dial(t, addr, 2), dial(t, addr, 2)
+
+	// A timed-out pop: nil, after its timeout, from the target.
+	start := time.Now()
+	want(t, "BLPOP timing out", do(t, c, "BLPOP", key, "0.2"), difftest.Value{Kind: difftest.NullArray})
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("BLPOP returned after %v, before its timeout", d)
+	}
+	// A pop served by a push, both through the proxy.
+	send(t, c, "BLMOVE", key, key, "LEFT", "RIGHT", "5")
+	got := receiveAsync(c)
+	time.Sleep(100 * time.Millisecond)
+	want(t, "RPUSH", do(t, other, "RPUSH", key, "e"), difftest.Int(1))
+	want(t, "BLMOVE during migration", recvWithin(t, "BLMOVE", got, promptly), difftest.BulkOf("e"))
+	do(t, dc, "ASKING")
+	want(t, "the list on the target", do(t, dc, "LRANGE", key, "0", "-1"), arr("e"))
+
+	// WATCH answers OK; the slot's owner (the source) is not where the
+	// keys are watched, so EXEC fails until the move ends.
+	want(t, "WATCH during migration", do(t, c, "WATCH", key), difftest.Simple("OK"))
+	do(t, c, "MULTI")
+	do(t, c, "LLEN", key)
+	want(t, "EXEC", do(t, c, "EXEC"), difftest.Value{Kind: difftest.NullArray})
+}

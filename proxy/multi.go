@@ -350,6 +350,19 @@ func cmdExec(c *client, args [][]byte) {
 		c.ops[len(c.ops)-1].txCmds = tx.cmds
 		return
 	}
+	// A watched slot that moved since its WATCH: the WATCH was on a node
+	// that could not see its keys change, and the transaction would run
+	// without it on the new owner. EXEC fails as if they had changed; the
+	// client's next WATCH goes to the new owner.
+	if c.watchMoved() {
+		c.releaseWatches(false)
+		mark := len(c.local.B)
+		c.local.NullArray()
+		c.addLocal(mark)
+		c.ops[len(c.ops)-1].exec = true
+		c.ops[len(c.ops)-1].txCmds = tx.cmds
+		return
+	}
 	// WATCHes elsewhere first: a nil from any of them aborts.
 	for n, conn := range c.watch {
 		if n == node {
@@ -413,7 +426,7 @@ func txMoved(s *Server, replies [][]byte) bool {
 // transaction on every WATCH connection (which ends the WATCHes: call it
 // only when they no longer matter).
 func (c *client) watchBroken() bool {
-	broken := false
+	broken := c.watchMoved()
 	for _, conn := range c.watch {
 		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), [][]byte{[]byte("EXEC")})}, 2)
 		if v := decodeReply(replies[1]); v.Null {
@@ -452,9 +465,11 @@ func cmdWatch(c *client, args [][]byte) {
 	}
 	cmd := resp.AppendCommand(nil, args)
 	slot := slots.Slot(args[1])
+	rt := c.srv.route
+	node := rt.ownerOf(slot)
+	asking := false // the last reply was ASK: the target serves the keys now
 	var reply []byte
 	for hop := 0; ; hop++ {
-		node := c.srv.route.ownerOf(slot)
 		if node < 0 {
 			c.localError(resp.ErrClusterDownSlot)
 			return
@@ -463,7 +478,7 @@ func cmdWatch(c *client, args [][]byte) {
 		if conn == nil {
 			c.finishBatch()
 			var err error
-			conn, err = c.srv.route.pool(node).dedicatedConn(c.w.Proto)
+			conn, err = rt.pool(node).dedicatedConn(c.w.Proto)
 			if err != nil {
 				c.localError(connFailMsg(err))
 				return
@@ -473,20 +488,60 @@ func cmdWatch(c *client, args [][]byte) {
 			}
 			c.watch[node], fresh = conn, true
 		}
-		reply = c.roundTripOn(conn, [][]byte{cmd}, 1)[0]
-		// The keys' slot moved: WATCH them on the new owner. A
-		// connection taken for this WATCH holds nothing and goes back.
-		if hop == maxRedirects || !c.srv.movedReply(reply) {
+		if asking {
+			// ASKING's +OK is nobody's reply.
+			reply = c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, askingCmd), cmd}, 2)[1]
+		} else {
+			reply = c.roundTripOn(conn, [][]byte{cmd}, 1)[0]
+		}
+		// The keys' slot moved, or is moving (ASK): WATCH them where
+		// they are. A connection taken for this WATCH holds nothing and
+		// goes back.
+		if hop == maxRedirects || !isRedirect(reply) {
+			break
+		}
+		next := -1
+		switch rd := parseRedirect(reply); rd.kind {
+		case redirectMoved:
+			next, asking = rt.noteMoved(rd.slot, rd.addr), false
+		case redirectAsk:
+			rt.redirects.ask.Add(1)
+			next, asking = rt.poolFor(rd.addr), true
+		}
+		if next < 0 {
 			break
 		}
 		if fresh {
 			delete(c.watch, node)
-			c.srv.route.pool(node).release(conn)
+			rt.pool(node).release(conn)
 		}
+		node = next
+	}
+	if len(reply) > 0 && reply[0] != '-' {
+		if c.watchedAt == nil {
+			c.watchedAt = map[uint16]int{}
+		}
+		if prev, ok := c.watchedAt[slot]; ok && prev != node {
+			node = -1 // watched on two nodes: one of them has lost sight of its keys
+		}
+		c.watchedAt[slot] = node
 	}
 	mark := len(c.local.B)
 	c.local.Raw(reply)
 	c.addLocal(mark)
+}
+
+// watchMoved reports whether a watched slot's owner is no longer the node
+// it was watched on (it moved, or was moving: the WATCH followed an ASK).
+// That node cannot see the keys change any more, so EXEC must fail as if
+// they had.
+func (c *client) watchMoved() bool {
+	for slot, n := range c.watchedAt {
+		if c.srv.route.ownerOf(slot) != n {
+			return true
+		}
+	}
+	return false
 }
 
 // cmdUnwatch drops every WATCH (outside MULTI; inside, UNWATCH is queued
