@@ -60,6 +60,16 @@ func (c *client) holdNodeExpiry(ms int64) {
 	}
 }
 
+// dropHeld ends a client whose held command will not run. Every command
+// adds one op (handle relies on it): this one adds an empty one that
+// counts nowhere.
+func (c *client) dropHeld() {
+	c.closing = true
+	c.curCmd = 0
+	c.uncounted++
+	c.addLocal(len(c.local.B))
+}
+
 // mayWrite reports whether cmd is held by a WRITE pause: a command that
 // may write, or an EXEC whose transaction holds one.
 func (c *client) mayWrite(cmd *slots.Command) bool {
@@ -75,19 +85,14 @@ func (c *client) pauseHold(cmd *slots.Command) bool {
 	}
 	c.finishBatch()
 	if !c.flush() {
-		c.closing = true
+		c.dropHeld()
 		return false
 	}
 	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
 	c.paused.Store(true)
 	defer c.paused.Store(false)
 	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.stop) {
-		c.closing = true
-		// Every command adds one op (handle relies on it): this one, not
-		// run, adds an empty one that counts nowhere.
-		c.curCmd = 0
-		c.uncounted++
-		c.addLocal(len(c.local.B))
+		c.dropHeld()
 		return false
 	}
 	c.statStart = c.srv.statClock() // the command's time starts now
