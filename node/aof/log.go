@@ -495,6 +495,12 @@ func (l *Log) run() {
 		err := l.flush(closing || rot != nil)
 		if rot != nil {
 			rot.done <- l.rotate(rot.base, closing, err)
+			if closing && err == nil {
+				// The rotation was refused for the close: what was
+				// appended after it goes in the current file.
+				l.collect(retry)
+				err = l.flush(true)
+			}
 		}
 		if closing {
 			if err != nil {

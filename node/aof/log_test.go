@@ -594,3 +594,65 @@ func TestCloseUnderLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseDuringRotateKeepsAppends: a Close that overtakes a pending
+// Rotate still writes the records appended after the Rotate (into the
+// current file: the rotation is refused for the close).
+func TestCloseDuringRotateKeepsAppends(t *testing.T) {
+	dir := t.TempDir()
+	ffs := NewFaultFS(OSFS())
+	l, err := Open(Options{Dir: dir, Policy: Always, FS: ffs}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	blocked := make(chan struct{}, 1)
+	ffs.FailOp(func(op Op, path string) error {
+		if op == OpSync {
+			select {
+			case blocked <- struct{}{}:
+				<-release
+			default:
+			}
+		}
+		return nil
+	})
+	rec := func(v string) *Record {
+		return &Record{Kind: KindCommand, Slot: 0, Now: 1, Cmds: [][][]byte{{[]byte("SET"), []byte("k"), []byte(v)}}}
+	}
+	l.Append(rec("0"))
+	<-blocked // the writer is in the fsync of record 1
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	locked := func(f func() bool) func() bool {
+		return func() bool { l.mu.Lock(); defer l.mu.Unlock(); return f() }
+	}
+	rotErr := make(chan error, 1)
+	go func() { _, err := l.Rotate(); rotErr <- err }()
+	waitFor("the rotation to be pending", locked(func() bool { return l.rot != nil }))
+	lsn := l.Append(rec("after-rotate"))
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close() }()
+	waitFor("the close to begin", locked(func() bool { return l.closing }))
+	ffs.FailOp(nil)
+	close(release)
+	if err := <-rotErr; !errors.Is(err, ErrClosed) {
+		t.Errorf("Rotate: %v, want ErrClosed", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	st, err := Replay(ReplayOptions{Dir: dir}, func(*Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LastLSN != lsn {
+		t.Fatalf("the log ends at record %d; record %d, appended before Close, is missing", st.LastLSN, lsn)
+	}
+}
