@@ -202,6 +202,21 @@ func (s *Server) appendRecord(rec *aof.Record) uint64 {
 	lsn := s.aof.Append(rec)
 	if rec.Slot >= 0 {
 		s.slotLSN[rec.Slot] = lsn
+		return lsn
+	}
+	// A record of the whole keyspace (a transaction over several slots,
+	// or with a keyless command): each slot it wrote has a record after a
+	// snapshot in progress, which must list the slot even if it ends up
+	// empty, or replay would run the record again on the empty slot.
+	for _, args := range rec.Cmds {
+		cmd, _ := cmdlookup.Resolve(args)
+		if cmd == nil {
+			continue
+		}
+		var buf [8]int
+		if idx := cmd.RouteKeyIndexes(args, buf[:0]); len(idx) > 0 {
+			s.slotLSN[slots.Slot(args[idx[0]])] = lsn
+		}
 	}
 	return lsn
 }
@@ -258,12 +273,16 @@ func popEffect(req *blockReq, key []byte) [][]byte {
 }
 
 // xreadGroupEffect is the XREADGROUP ">" that a blocked reader served on
-// key amounts to.
+// key amounts to. Its COUNT is always given: a blocked read without one
+// took at most engine.XReadBlockedCount entries, where the same command
+// replayed without BLOCK would take them all.
 func xreadGroupEffect(xr *engine.XReadRequest, key []byte) [][]byte {
-	args := [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), xr.Group, xr.Consumer}
-	if xr.Count > 0 {
-		args = append(args, []byte("COUNT"), []byte(strconv.FormatInt(xr.Count, 10)))
+	count := xr.Count
+	if count <= 0 {
+		count = engine.XReadBlockedCount
 	}
+	args := [][]byte{[]byte("XREADGROUP"), []byte("GROUP"), xr.Group, xr.Consumer,
+		[]byte("COUNT"), []byte(strconv.FormatInt(count, 10))}
 	if xr.NoAck {
 		args = append(args, []byte("NOACK"))
 	}

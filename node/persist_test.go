@@ -16,6 +16,7 @@ import (
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/nodetest"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // persistWorkload runs writes of every kind on c: the commands whose
@@ -358,4 +359,91 @@ func TestAOFRestartLogsNoEmptyDrops(t *testing.T) {
 	if sizes[0] != sizes[1] || sizes[1] != sizes[2] {
 		t.Errorf("log sizes after idle restarts %v, want no growth", sizes)
 	}
+}
+
+// TestTxOverSlotsDuringRewrite: a transaction logged for the whole
+// keyspace (here for its DBSIZE) that empties a slot while a rewrite's
+// snapshot is being written still marks that slot, so the snapshot lists
+// it (empty) and replay does not run the transaction again on an empty
+// slot, which would bring back a key the live node had deleted.
+func TestTxOverSlotsDuringRewrite(t *testing.T) {
+	tag := ""
+	for i := 0; tag == ""; i++ {
+		// A slot the slowed snapshot reaches well after the transaction.
+		if tg := "t" + strconv.Itoa(i); slots.Slot([]byte("{"+tg+"}")) > 16000 {
+			tag = tg
+		}
+	}
+	a, b := "{"+tag+"}a", "{"+tag+"}b"
+	dir := t.TempDir()
+	opts := node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always, RewritePercent: -1}}
+	_, addr, stop := nodetest.Start(t, opts, func(s *node.Server) { node.SlowSnapshotsForTest(s, 256, 30*time.Millisecond) })
+	c := dial(t, addr, 2)
+	mustDo(t, c, "RPUSH", a, "e")
+	mustDo(t, c, "BGREWRITEAOF")
+	time.Sleep(100 * time.Millisecond) // the rotation is done, the snapshot at its first slots
+	mustDo(t, c, "MULTI")
+	for _, cmd := range [][]string{{"SET", b, "str"}, {"RENAME", a, b}, {"LPOP", b}, {"DBSIZE"}} {
+		mustDo(t, c, cmd...)
+	}
+	if v := mustDo(t, c, "EXEC"); fmt.Sprintf("%s %d", v.Elems[2].Text(), v.Elems[3].Int) != "e 0" {
+		t.Fatalf("EXEC: %v", v)
+	}
+	waitField(t, c, "aof_rewrites", "1")
+	stop()
+	_, addr2, _ := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)
+	if v := mustDo(t, dial(t, addr2, 2), "KEYS", "*"); len(v.Elems) != 0 {
+		t.Fatalf("after the restart KEYS * = %v; the live keyspace was empty", v)
+	}
+}
+
+// TestBlockedXReadGroupReplaysItsCount: a blocked XREADGROUP without COUNT
+// is served at most 1000 entries (as Redis's); its log record says so, so
+// the pending list after a restart is the one the live node had.
+func TestBlockedXReadGroupReplaysItsCount(t *testing.T) {
+	dir := t.TempDir()
+	opts := node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}
+	_, addr, stop := nodetest.Start(t, opts, nil)
+	c := dial(t, addr, 2)
+	mustDo(t, c, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	rd := dial(t, addr, 2)
+	got := make(chan int, 1)
+	go func() {
+		v, err := rd.DoStrings("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+		if err != nil || len(v.Elems) != 1 || len(v.Elems[0].Elems) != 2 {
+			got <- -1
+			return
+		}
+		got <- len(v.Elems[0].Elems[1].Elems)
+	}()
+	waitNodeBlocked(t, c, 1)
+	mustDo(t, c, "MULTI")
+	for range 1001 {
+		mustDo(t, c, "XADD", "s", "*", "f", "v")
+	}
+	mustDo(t, c, "EXEC")
+	if n := <-got; n != 1000 {
+		t.Fatalf("the blocked reader got %d entries, want 1000", n)
+	}
+	live := mustDo(t, c, "XPENDING", "s", "g")
+	stop()
+	_, addr2, _ := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)
+	after := mustDo(t, dial(t, addr2, 2), "XPENDING", "s", "g")
+	if !difftest.Equal(live, after) {
+		t.Fatalf("XPENDING live %v, after a restart %v", live, after)
+	}
+}
+
+// mustDo sends a command and returns its reply, failing the test if the
+// connection fails or the reply is an error.
+func mustDo(t *testing.T, c *difftest.Conn, args ...string) difftest.Value {
+	t.Helper()
+	v, err := c.DoStrings(args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	if v.IsError() {
+		t.Fatalf("%v: %s", args, v.Str)
+	}
+	return v
 }

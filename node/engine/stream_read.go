@@ -39,9 +39,9 @@ import (
 // Without BLOCK, or where blocking is not allowed (inside MULTI), the
 // command handler here replies null when nothing was served.
 
-// xreadBlockedCount is Redis's XREAD_BLOCKED_DEFAULT_COUNT: a blocked
+// XReadBlockedCount is Redis's XREAD_BLOCKED_DEFAULT_COUNT: a blocked
 // read without COUNT returns at most this many entries per stream.
-const xreadBlockedCount = 1000
+const XReadBlockedCount = 1000
 
 // XReadRequest is a parsed XREAD or XREADGROUP.
 type XReadRequest struct {
@@ -306,7 +306,7 @@ func (ks *Keyspace) XReadWake(w *resp.Writer, s *Shard, req *XReadRequest, key [
 	}
 	count := req.Count
 	if count == 0 {
-		count = xreadBlockedCount
+		count = XReadBlockedCount
 	}
 	if w.Proto >= 3 {
 		w.Map(1)

@@ -358,12 +358,12 @@ func TestXReadWake(t *testing.T) {
 	t.Run("blocked default count", func(t *testing.T) {
 		e := newReadEnv(t)
 		r := e.xreadBlocked("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
-		for i := 1; i <= xreadBlockedCount+5; i++ {
+		for i := 1; i <= XReadBlockedCount+5; i++ {
 			e.do("XADD", "s", "1-"+strconv.Itoa(i), "f", "v")
 		}
 		got, _ := e.wake(r, "s", true)
-		if n := strings.Count(got, "[f v]"); n != xreadBlockedCount {
-			t.Fatalf("%d entries, want %d", n, xreadBlockedCount)
+		if n := strings.Count(got, "[f v]"); n != XReadBlockedCount {
+			t.Fatalf("%d entries, want %d", n, XReadBlockedCount)
 		}
 		r = e.xreadBlocked("XREAD", "COUNT", "2000", "BLOCK", "0", "STREAMS", "s", "$")
 		e.do("XADD", "s", "2-1", "f", "v")
