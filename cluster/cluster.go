@@ -39,6 +39,7 @@ type Cluster struct {
 
 	snap      atomic.Pointer[snapshot]
 	meta      atomic.Pointer[[]byte]
+	published atomic.Pointer[[]byte] // the meta memberlist last announced (metaLoop)
 	clusterID atomic.Pointer[string]
 	alive     atomic.Int64 // members memberlist sees alive (self included)
 
@@ -425,8 +426,11 @@ func (c *Cluster) metaLoop() {
 		case <-c.quit:
 			return
 		case <-c.metaKick:
+			meta := c.meta.Load() // what UpdateNode announces, or older
 			if err := c.ml.UpdateNode(c.tm.metaTimeout); err != nil {
 				c.log.Debug("cluster: metadata update", "err", err)
+			} else {
+				c.published.Store(meta)
 			}
 		}
 	}

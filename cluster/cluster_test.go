@@ -262,9 +262,15 @@ func TestRefused(t *testing.T) {
 			}
 			joiner := start(t, jcfg)
 			if tc.bootstrap {
+				// Bootstrapped, and saying so in its gossip: metadata
+				// without a cluster id is a fresh node's, which any
+				// cluster admits.
 				checkFor(t, convergeTimeout, func() error {
 					if joiner.View().ClusterID == "" {
 						return errors.New("joiner not bootstrapped")
+					}
+					if p := joiner.published.Load(); p == nil || mustDecodeMeta(t, *p).ClusterID == "" {
+						return errors.New("joiner's metadata has no cluster id yet")
 					}
 					return nil
 				})
@@ -677,4 +683,13 @@ func TestLANProfile(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func mustDecodeMeta(t *testing.T, b []byte) meta {
+	t.Helper()
+	m, err := decodeMeta(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
