@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -91,7 +92,7 @@ func (c *client) waitPause(cmd *slots.Command) bool {
 		c.srv.blk.blocked.Add(-1)
 		c.paused.Store(false)
 	}()
-	if !c.srv.pause.Wait(c.mayWrite(cmd), nowMs, c.killedCh, c.srv.stop) {
+	if !c.srv.pause.Wait(c.mayWrite(cmd), nowMs, c.killedCh, c.srv.stop, func() bool { return rawio.PeerClosed(c.nc) }) {
 		c.closing = true
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
@@ -91,7 +92,7 @@ func (c *client) pauseHold(cmd *slots.Command) bool {
 	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
 	c.paused.Store(true)
 	defer c.paused.Store(false)
-	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.stop) {
+	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.stop, func() bool { return rawio.PeerClosed(c.nc) }) {
 		c.dropHeld()
 		return false
 	}

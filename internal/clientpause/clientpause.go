@@ -112,10 +112,16 @@ func (p *Pause) MayHold(mayWrite bool) bool {
 	return false
 }
 
+// peerCheckEvery is how often Wait asks whether a held client has gone.
+const peerCheckEvery = 100 * time.Millisecond
+
 // Wait waits while the pause holds a command that may write (mayWrite) or
 // not; nowMs reads the clock in unix milliseconds. It returns false if
-// killed (the client's) or closing (the server's) closes first.
-func (p *Pause) Wait(mayWrite bool, nowMs func() int64, killed, closing <-chan struct{}) bool {
+// killed (the client's) or closing (the server's) closes first, or if
+// gone (nil: never asked) reports the client gone, checked every
+// peerCheckEvery and when the pause ends: Redis frees a postponed client
+// that closes its connection, and its command never runs.
+func (p *Pause) Wait(mayWrite bool, nowMs func() int64, killed, closing <-chan struct{}, gone func() bool) bool {
 	for p.MayHold(mayWrite) {
 		p.mu.Lock()
 		if !p.MayHold(mayWrite) {
@@ -128,10 +134,13 @@ func (p *Pause) Wait(mayWrite bool, nowMs func() int64, killed, closing <-chan s
 			p.mu.Unlock()
 			break
 		}
-		left := p.endMs - now
+		left := time.Duration(p.endMs-now) * time.Millisecond
 		ended := p.ended
 		p.mu.Unlock()
-		t := time.NewTimer(time.Duration(left) * time.Millisecond)
+		if gone != nil {
+			left = min(left, peerCheckEvery)
+		}
+		t := time.NewTimer(left)
 		select {
 		case <-ended:
 		case <-t.C:
@@ -143,8 +152,11 @@ func (p *Pause) Wait(mayWrite bool, nowMs func() int64, killed, closing <-chan s
 			return false
 		}
 		t.Stop()
+		if gone != nil && gone() {
+			return false
+		}
 	}
-	return true
+	return gone == nil || !gone()
 }
 
 // MayWrite reports whether cmd is held by a WRITE pause: Redis's write or

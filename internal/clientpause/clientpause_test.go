@@ -70,11 +70,11 @@ func TestWait(t *testing.T) {
 	clock := func() int64 { return time.Now().UnixMilli() }
 	var p Pause
 	p.Set(clock()+60_000, Write, clock())
-	if !p.Wait(false, clock, nil, nil) {
+	if !p.Wait(false, clock, nil, nil, nil) {
 		t.Fatal("a read under a WRITE pause did not go on")
 	}
 	done := make(chan bool)
-	go func() { done <- p.Wait(true, clock, nil, nil) }()
+	go func() { done <- p.Wait(true, clock, nil, nil, nil) }()
 	select {
 	case <-done:
 		t.Fatal("a write under a WRITE pause went on")
@@ -87,7 +87,7 @@ func TestWait(t *testing.T) {
 
 	p.Set(clock()+30, All, clock())
 	start := time.Now()
-	if !p.Wait(false, clock, nil, nil) || time.Since(start) < 20*time.Millisecond {
+	if !p.Wait(false, clock, nil, nil, nil) || time.Since(start) < 20*time.Millisecond {
 		t.Fatalf("ALL for 30 ms: waited %v", time.Since(start))
 	}
 	if p.MayHold(true) {
@@ -96,7 +96,7 @@ func TestWait(t *testing.T) {
 
 	p.Set(clock()+60_000, All, clock())
 	gone := make(chan struct{})
-	go func() { done <- p.Wait(false, clock, gone, nil) }()
+	go func() { done <- p.Wait(false, clock, gone, nil, nil) }()
 	close(gone)
 	if <-done {
 		t.Fatal("Wait with gone closed: true")

@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,6 +208,35 @@ func pauseRun(t *testing.T, addr string) []string {
 	}
 	fast(b, "SET", "{p}k", "v5")
 	do(b, "GET", "{p}k")
+
+	// A held client that closes its connection, or only its writing
+	// side, is freed: its command never runs.
+	for _, half := range []bool{false, true} {
+		g := dial()
+		do(a, "CLIENT", "PAUSE", "10000", "WRITE")
+		if err := g.Send(toBytes([]string{"SET", "{p}k", "from a client gone"})...); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if tc, ok := g.NetConn().(*net.TCPConn); half && ok {
+			tc.CloseWrite()
+		} else {
+			g.Close()
+		}
+		time.Sleep(400 * time.Millisecond)
+		info, err := a.DoStrings("INFO", "clients")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info.Text(), "\r\n") {
+			if strings.HasPrefix(line, "blocked_clients:") {
+				out = append(out, fmt.Sprintf("held client gone (half-closed %v): %s", half, line))
+			}
+		}
+		do(a, "CLIENT", "UNPAUSE")
+		time.Sleep(50 * time.Millisecond)
+		do(b, "GET", "{p}k")
+	}
 	return out
 }
 
