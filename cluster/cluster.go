@@ -591,7 +591,8 @@ func (c *Cluster) handoff(slots []uint16, to NodeID, now time.Time) error {
 // the claim is in this node's View, persisted and queued for gossip.
 // Committing again is harmless; ErrStaleEpoch means another owner already
 // holds one of the slots at epoch or higher (the migration lost a race and
-// must not go on).
+// must not go on). ErrNotPersisted means the claim is in effect but not on
+// disk yet.
 func (c *Cluster) Commit(slots []uint16, owner NodeID, epoch uint64) error {
 	return c.commitCall(slots, owner, epoch, true)
 }
@@ -609,7 +610,7 @@ func (c *Cluster) Sync() error {
 	return c.call(func(now time.Time) error {
 		c.settle(now)
 		if c.st.persistDirty && c.cfg.Dir != "" {
-			return fmt.Errorf("cluster: state not persisted in %s", c.cfg.Dir)
+			return fmt.Errorf("%w in %s", ErrNotPersisted, c.cfg.Dir)
 		}
 		return nil
 	})
@@ -660,7 +661,7 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 	}
 	c.settle(now)
 	if st.persistDirty && c.cfg.Dir != "" {
-		return fmt.Errorf("cluster: commit not persisted in %s", c.cfg.Dir)
+		return fmt.Errorf("%w in %s (the commit is in effect)", ErrNotPersisted, c.cfg.Dir)
 	}
 	return nil
 }

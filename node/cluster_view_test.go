@@ -43,6 +43,13 @@ func startGossipCluster(t *testing.T, n int) []*gossipNode {
 // each node's options (e.g. to turn on migrations).
 func startGossipClusterWith(t *testing.T, n int, configure func(m *cluster.Cluster, o *node.Options)) []*gossipNode {
 	t.Helper()
+	return startGossipClusterCfg(t, n, nil, configure)
+}
+
+// startGossipClusterCfg is startGossipClusterWith with a hook that may
+// change node i's cluster config first (e.g. to give it a Dir).
+func startGossipClusterCfg(t *testing.T, n int, member func(i int, c *cluster.Config), configure func(m *cluster.Cluster, o *node.Options)) []*gossipNode {
+	t.Helper()
 	nodes := make([]*gossipNode, n)
 	var join []string
 	for i := range nodes {
@@ -50,7 +57,7 @@ func startGossipClusterWith(t *testing.T, n int, configure func(m *cluster.Clust
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := cluster.Start(context.Background(), cluster.Config{
+		cfg := cluster.Config{
 			Role:            cluster.RoleNode,
 			RESPAddr:        ln.Addr().String(),
 			Bind:            "127.0.0.1:0",
@@ -58,7 +65,11 @@ func startGossipClusterWith(t *testing.T, n int, configure func(m *cluster.Clust
 			BootstrapExpect: n,
 			Fast:            true,
 			Logger:          slog.New(slog.DiscardHandler),
-		})
+		}
+		if member != nil {
+			member(i, &cfg)
+		}
+		m, err := cluster.Start(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -270,10 +270,15 @@ func (m *migrator) resolve(rec *migRecord, f *fence) error {
 	}
 }
 
+// committedInView reports whether this node's table settles the
+// migration: a claim at the commit's epoch or later for each slot. It is
+// the target's commit, or a later move (the target passed the slots on,
+// or they came back here): either way the fence's epoch is spent and the
+// table says who serves the slots.
 func (m *migrator) committedInView(rec *migRecord) bool {
 	v := m.cl.View()
 	for _, sl := range rec.Slots {
-		if o := v.Slots[sl]; o.Owner != rec.Target || o.Epoch < rec.Epoch {
+		if v.Slots[sl].Epoch < rec.Epoch {
 			return false
 		}
 	}

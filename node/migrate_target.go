@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -185,10 +186,13 @@ func (m *migrator) cmdMigrateTarget(c *client, sub string, args [][]byte) {
 			c.w.Error("ERR bad epoch or slots")
 			return
 		}
+		// Committed: each slot has a claim at the commit's epoch or
+		// later, this node's or, if it has passed the slots on since,
+		// another's. "aborted" would let the source serve them again.
 		v := m.cl.View()
 		committed := true
 		for _, sl := range ss {
-			if o := v.Slots[sl]; o.Owner != m.self || o.Epoch < epoch {
+			if v.Slots[sl].Epoch < epoch {
 				committed = false
 			}
 		}
@@ -247,8 +251,16 @@ func (m *migrator) install(in *incoming, epoch uint64) error {
 		}
 	}
 	if err := m.cl.Commit(in.slots, m.self, epoch); err != nil {
-		undo()
-		return err
+		if !errors.Is(err, cluster.ErrNotPersisted) {
+			undo()
+			return err
+		}
+		// The claim is in the table and spreading by gossip: the slots
+		// are this node's now, and the source must hear so, or it would
+		// take writes the cluster then gives up. The write is retried;
+		// a restart before it learns the claim back from the others.
+		m.s.log.Error("slots received and claimed, but the cluster state could not be written (retried)",
+			"slots", formatSlots(in.slots), "err", err)
 	}
 	m.stats.slotsIn.Add(int64(len(in.slots)))
 	m.s.log.Info("slots received", "from", in.source, "slots", formatSlots(in.slots), "keys", len(in.staged), "epoch", epoch)

@@ -3,6 +3,8 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,7 +217,38 @@ func TestMigrationMovesEveryKind(t *testing.T) {
 // the new owner afterwards, and a client blocked on a key of a moving
 // slot is redirected with MOVED, not dropped.
 func TestMigrationUnderWrites(t *testing.T) {
-	nodes := migratingCluster(t)
+	migrateUnderWrites(t, migratingCluster(t), nil)
+}
+
+// TestMigrationCommitNotPersisted: a target that cannot write its cluster
+// state at the commit owns the slots all the same (the claim is in its
+// table and spreading by gossip), so it answers the commit OK: a source
+// told "refused" would lower its fence and take writes that the cluster,
+// converging on the target, then gives up.
+func TestMigrationCommitNotPersisted(t *testing.T) {
+	dirs := []string{filepath.Join(t.TempDir(), "cluster0"), filepath.Join(t.TempDir(), "cluster1")}
+	nodes := startGossipClusterCfg(t, 2, func(i int, c *cluster.Config) { c.Dir = dirs[i] },
+		func(m *cluster.Cluster, o *node.Options) {
+			o.Migration = &node.MigrationOptions{Cluster: m, PlanInterval: 100 * time.Millisecond, BatchSlots: 8}
+		})
+	migrateUnderWrites(t, nodes, func(src, dst *gossipNode) {
+		for i, gn := range nodes {
+			if gn == dst {
+				if err := os.RemoveAll(dirs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// migrateUnderWrites moves 24 slots while four writers increment keys in
+// them (following MOVED and TRYAGAIN), then checks that every
+// acknowledged increment is on the new owner and that a client blocked
+// on a moved key was redirected. prepare, if set, runs just before the
+// move.
+func migrateUnderWrites(t *testing.T, nodes []*gossipNode, prepare func(src, dst *gossipNode)) {
+	t.Helper()
 	var moving []uint16
 	src := ownerOf(t, nodes, 0)
 	dst := nodes[0]
@@ -291,6 +324,9 @@ func TestMigrationUnderWrites(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
+	if prepare != nil {
+		prepare(src, dst)
+	}
 	moveSlots(t, nodes, src, dst, moving)
 	time.Sleep(200 * time.Millisecond)
 	cancel()
@@ -337,6 +373,7 @@ func TestMigrationCommandRefusals(t *testing.T) {
 	for ; nodes[1].member.View().Owns(notOwned); notOwned++ {
 	}
 	src := string(nodes[0].member.ID())
+	fenceEpoch := strconv.FormatUint(nodes[1].member.View().Epoch+1, 10)
 	tests := []struct {
 		args []string
 		want string // error prefix; "" = OK
@@ -350,7 +387,9 @@ func TestMigrationCommandRefusals(t *testing.T) {
 		{[]string{"SHARDGATE", "MIGRATE-PUT", "m2", "k", "not a dump"}, "ERR bad migrated value"},
 		{[]string{"SHARDGATE", "MIGRATE-PUT", "m2", "k", "part", "MORE"}, ""},
 		{[]string{"SHARDGATE", "MIGRATE-COMMIT", "m2", "zero"}, "ERR bad epoch"},
-		{[]string{"SHARDGATE", "MIGRATE-STATUS", "m2", "1", strconv.Itoa(int(notOwned))}, ""}, // answers "aborted" and aborts
+		// A fence's epoch is above every claim its source knew: with no
+		// claim that high here, the answer is "aborted", which aborts.
+		{[]string{"SHARDGATE", "MIGRATE-STATUS", "m2", fenceEpoch, strconv.Itoa(int(notOwned))}, ""},
 		{[]string{"SHARDGATE", "MIGRATE-COMMIT", "m2", "99"}, "ERR migration m2 was aborted"},
 		{[]string{"SHARDGATE", "MIGRATE-BEGIN", "m2", src, strconv.Itoa(int(notOwned))}, "ERR migration m2 was aborted"},
 		{[]string{"SHARDGATE", "DRAIN", "maybe"}, "ERR syntax error"},
@@ -412,4 +451,41 @@ func TestDrainNeedsSomewhereToGo(t *testing.T) {
 		return v.Text() == "OK"
 	})
 	b.DoStrings("SHARDGATE", "DRAIN", "OFF")
+}
+
+// TestMigrateStatusAfterMovingOn: a target asked how a migration to it
+// ended says "committed" once it has passed the slot on to a third node:
+// its commit happened, and "aborted" would let a source that lost the
+// commit's answer (or restarted fenced) serve the slot again.
+func TestMigrateStatusAfterMovingOn(t *testing.T) {
+	nodes := startGossipClusterWith(t, 3, func(m *cluster.Cluster, o *node.Options) {
+		o.Migration = &node.MigrationOptions{Cluster: m, PlanInterval: 100 * time.Millisecond, BatchSlots: 8}
+	})
+	a := ownerOf(t, nodes, 0)
+	var b, c *gossipNode
+	for _, gn := range nodes {
+		switch {
+		case gn == a:
+		case b == nil:
+			b = gn
+		default:
+			c = gn
+		}
+	}
+	moveSlots(t, nodes, a, b, []uint16{0})
+	epoch := b.member.View().Slots[0].Epoch
+	status := func() string {
+		v, err := dial(t, b.addr, 2).DoStrings("SHARDGATE", "MIGRATE-STATUS", "0123456789abcdef", strconv.FormatUint(epoch, 10), "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Text()
+	}
+	if got := status(); got != "committed" {
+		t.Fatalf("MIGRATE-STATUS on the owner: %q, want committed", got)
+	}
+	moveSlots(t, nodes, b, c, []uint16{0})
+	if got := status(); got != "committed" {
+		t.Fatalf("MIGRATE-STATUS after the target passed the slot on: %q, want committed", got)
+	}
 }
