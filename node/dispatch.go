@@ -197,18 +197,6 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (int, bool) {
 		return -1, true
 	}
 	c.keyBuf = cmd.RouteKeyIndexes(args, c.keyBuf[:0])
-	if len(c.keyBuf) == 0 && cmd.FirstKey > 0 {
-		// The key specs found nothing (PFMERGE with only its destination:
-		// a range starting past the last argument). Redis's cluster
-		// routing (getKeysFromCommand) uses the legacy key range then.
-		last := cmd.LastKey
-		if last < 0 {
-			last += len(args)
-		}
-		for i := cmd.FirstKey; i <= last && i < len(args); i += max(cmd.Step, 1) {
-			c.keyBuf = append(c.keyBuf, i)
-		}
-	}
 	slot := -1
 	for _, i := range c.keyBuf {
 		sl := int(slots.Slot(args[i]))

@@ -46,6 +46,7 @@ func persistWorkload(t *testing.T, c *difftest.Conn, addr string, rng *rand.Rand
 	do("PFADD", "{t}h1", "a", "b", "c")
 	do("PFADD", "{t}h2", "c", "d")
 	do("PFMERGE", "{t}h3", "{t}h1", "{t}h2")
+	do("PFMERGE", "{t}h4") // only its destination: keyless by the key specs, not by the legacy range
 	// PFCOUNT stores the count in the header (GETRANGE shows it), which
 	// the log must keep as Redis's AOF does.
 	do("PFCOUNT", "{t}h1")

@@ -345,17 +345,6 @@ func (c *client) commandSlot(cmd *slots.Command, args [][]byte) (slot int, keys 
 		return -1, nil, false
 	}
 	c.keyBuf = cmd.RouteKeyIndexes(args, c.keyBuf[:0])
-	if len(c.keyBuf) == 0 && cmd.FirstKey > 0 {
-		// The key specs found nothing (PFMERGE with only its
-		// destination): Redis's cluster routing uses the legacy range.
-		last := cmd.LastKey
-		if last < 0 {
-			last += len(args)
-		}
-		for i := cmd.FirstKey; i <= last && i < len(args); i += max(cmd.Step, 1) {
-			c.keyBuf = append(c.keyBuf, i)
-		}
-	}
 	slot = -1
 	for _, i := range c.keyBuf {
 		sl := int(slots.Slot(args[i]))

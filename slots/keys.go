@@ -26,12 +26,28 @@ func (c *Command) KeyIndexes(args [][]byte, dst []int) []int {
 // command's own key procedure to its key specs. The two agree on every
 // well-formed command; on a malformed one (an XREAD with an unknown
 // option) the procedure may find no keys, so the command runs and gives
-// its syntax error where the specs would have given CROSSSLOT.
+// its syntax error where the specs would have given CROSSSLOT. Where the
+// specs find nothing in a command that has a legacy key range (PFMERGE
+// with only its destination: the sources' range starts past the last
+// argument), the keys are that range's, which is what getKeysFromCommand
+// reads.
 func (c *Command) RouteKeyIndexes(args [][]byte, dst []int) []int {
 	if c.Keys != nil {
 		return c.Keys(args, dst)
 	}
-	return c.KeyIndexes(args, dst)
+	start := len(dst)
+	dst = c.KeyIndexes(args, dst)
+	if len(dst) > start || c.FirstKey <= 0 {
+		return dst
+	}
+	last := c.LastKey
+	if last < 0 {
+		last += len(args)
+	}
+	for i := c.FirstKey; i <= last && i < len(args); i += max(c.Step, 1) {
+		dst = append(dst, i)
+	}
+	return dst
 }
 
 // HasKeys reports whether the command can have key arguments at all.
