@@ -140,9 +140,18 @@ func (h *Handler) bitop(ctx context.Context, b Backend, args [][]byte, plain fun
 	}
 
 	// Stale segments leave the index before they are deleted, and the
-	// result's enter it after they are written (see "Consistency").
-	if _, err := run(ctx, b, h.indexClears(dest, stale)); err != nil {
+	// result's enter it after they are written (see "Consistency"). A
+	// failure in between puts back the bits of both (best effort), so
+	// that what the failed steps left is found again, by a DEL say; a
+	// bit naming an absent segment costs a read, never a wrong answer.
+	fail := func(err error) (resp.Value, error) {
+		touched := slices.Concat(stale, result)
+		slices.Sort(touched)
+		run(ctx, b, h.indexSets(dest, slices.Compact(touched)))
 		return resp.Value{}, err
+	}
+	if _, err := run(ctx, b, h.indexClears(dest, stale)); err != nil {
+		return fail(err)
 	}
 	var cmds [][][]byte
 	for _, seg := range stale {
@@ -157,13 +166,13 @@ func (h *Handler) bitop(ctx context.Context, b Backend, args [][]byte, plain fun
 			cmds = append(cmds, cmd)
 		}
 		if _, err := run(ctx, b, cmds); err != nil {
-			return resp.Value{}, err
+			return fail(err)
 		}
 	} else if err := h.bitopNot(ctx, b, dest, srcs[0], result, top, cmds); err != nil {
-		return resp.Value{}, err
+		return fail(err)
 	}
 	if _, err := run(ctx, b, h.indexSets(dest, result)); err != nil {
-		return resp.Value{}, err
+		return fail(err)
 	}
 	return intValue(int64(maxLen)), nil
 }

@@ -67,8 +67,10 @@
 // segments and not others, and a concurrent BITOP or DEL on the same
 // destination can interleave segment by segment. A failed part fails the
 // whole command with an error that names the segment or index key, and may
-// leave a multi-segment write half done (BITOP can simply be run again;
-// DEL too). A SETBIT that fails between its segment and its index leaves
+// leave a multi-segment write half done (BITOP can simply be run again,
+// except XOR or NOT with the destination among the sources, which would
+// apply twice on the segments done; DEL too). A failed BITOP puts back
+// the index bits of every destination segment it touched. A SETBIT that fails between its segment and its index leaves
 // a bit that GETBIT reads and BITCOUNT does not count until the SETBIT is
 // retried.
 //

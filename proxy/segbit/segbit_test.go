@@ -681,3 +681,39 @@ func TestUnclosedClassRefused(t *testing.T) {
 		t.Fatalf("New with closed or escaped classes: %v", err)
 	}
 }
+
+// TestBitopFailureKeepsSegmentsIndexed: a BITOP that fails part way (a
+// destination segment's write refused, or a stale segment's delete) leaves
+// every destination segment that exists named by the index, so a DEL
+// afterwards removes them all, and nothing of the destination survives.
+func TestBitopFailureKeepsSegmentsIndexed(t *testing.T) {
+	// The result's segments are 0 and 2 (y's), the stale ones 1, 3, 4, 5.
+	for _, failSeg := range []uint64{2, 3} { // 2: a result segment; 3: a stale one
+		t.Run("segment "+strconv.FormatUint(failSeg, 10), func(t *testing.T) {
+			h := newHandler(t, 12)
+			f := newFake(t)
+			const S = 1 << 12
+			for _, seg := range []uint64{1, 3, 4, 5} {
+				mustInt(t, h, f, "SEGBIT.SETBIT", "d", u(seg*S+5), "1")
+			}
+			for _, seg := range []uint64{0, 2} {
+				mustInt(t, h, f, "SEGBIT.SETBIT", "y", u(seg*S+6), "1")
+			}
+			bad := string(h.Layout().SegmentKey([]byte("d"), failSeg))
+			f.fail[bad] = "OOM command not allowed when used memory > 'maxmemory'."
+			if _, err := do(t, h, f, "SEGBIT.BITOP", "OR", "d", "y"); err == nil {
+				t.Fatal("BITOP with a failing segment succeeded")
+			}
+			delete(f.fail, bad)
+			mustInt(t, h, f, "SEGBIT.DEL", "d")
+			for seg := uint64(0); seg < 6; seg++ {
+				if k := string(h.Layout().SegmentKey([]byte("d"), seg)); f.strs[k] != nil {
+					t.Errorf("segment %d (%q) outlived the DEL", seg, k)
+				}
+			}
+			if got := mustInt(t, h, f, "SEGBIT.BITCOUNT", "d"); got != 0 {
+				t.Errorf("BITCOUNT after DEL = %d", got)
+			}
+		})
+	}
+}
