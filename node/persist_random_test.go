@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -63,6 +64,17 @@ func TestAOFReplayRandom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A third client blocks, again and again, on the keys the
+			// sequence pushes to and adds to, so that pops and reads
+			// served by another client's command are logged too.
+			stopBlocker := make(chan struct{})
+			blockerDone := make(chan error, 1)
+			var served int
+			go func() {
+				var err error
+				served, err = blockLoop(dial(t, addr, 2), rand.New(rand.NewPCG(seed, 1)), stopBlocker)
+				blockerDone <- err
+			}()
 			for k := range n {
 				if tc.rewrite && k == n/2 {
 					mustDo(t, admin, "BGREWRITEAOF")
@@ -75,6 +87,11 @@ func TestAOFReplayRandom(t *testing.T) {
 					t.Fatalf("step %d %v: %v", k, st.Args, err)
 				}
 			}
+			close(stopBlocker)
+			if err := <-blockerDone; err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d blocking commands served", served)
 			if tc.rewrite {
 				waitField(t, admin, "aof_rewrite_in_progress", "0")
 			}
@@ -89,5 +106,35 @@ func TestAOFReplayRandom(t *testing.T) {
 			_, addr2, _ := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: loadDir, Policy: aof.Always}, Now: now}, nil)
 			compareDatasets(t, dataset(t, dial(t, addr2, 2)), want)
 		})
+	}
+}
+
+// blockLoop sends blocking pops and group reads with short timeouts on
+// the random sequence's keys until stop closes; their replies (errors
+// included: a key of another type, a missing group) do not matter, only
+// what they take. It returns how many were served.
+func blockLoop(c *difftest.Conn, rng *rand.Rand, stop <-chan struct{}) (served int, err error) {
+	cmds := [][]string{
+		{"BLPOP", "{a}2", "{a}3", "0.02"},
+		{"BRPOP", "{b}1", "0.02"},
+		{"BLMOVE", "{b}1", "{b}2", "LEFT", "RIGHT", "0.02"},
+		{"BLMPOP", "0.02", "2", "{b}2", "{b}3", "RIGHT", "COUNT", "2"},
+		{"BRPOPLPUSH", "k1", "k1", "0.02"},
+		{"XREADGROUP", "GROUP", "g1", "c9", "COUNT", "3", "BLOCK", "20", "STREAMS", "{a}1", ">"},
+		{"XREADGROUP", "GROUP", "g2", "c8", "BLOCK", "20", "STREAMS", "{a}2", "{a}3", ">", ">"},
+	}
+	for {
+		select {
+		case <-stop:
+			return served, nil
+		default:
+		}
+		v, err := c.DoStrings(cmds[rng.IntN(len(cmds))]...)
+		if err != nil {
+			return served, err
+		}
+		if !v.IsError() && v.Kind != difftest.NullArray && v.Kind != difftest.NullBulk {
+			served++
+		}
 	}
 }
