@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -326,18 +327,22 @@ func cmdScan(c *client, args [][]byte) {
 			c.addLocal(mark)
 			return
 		}
-		keys = append(keys, v.Elems[1].Elems...)
+		page := v.Elems[1].Elems
 		next, _ = strconv.ParseUint(string(v.Elems[0].Str), 10, 64)
 		rangeDone := false
 		if end := rt.rangeEnd(n, slot); next == 0 || int(next>>scanPosBits) > end {
 			// The node is done with this range of slots: go on with
-			// the first slot after it.
+			// the first slot after it. Its page may have run on into
+			// its next range, which the scan reaches again later:
+			// those keys wait for then, or they would come twice.
 			rangeDone = true
+			page = slices.DeleteFunc(page, func(k resp.Value) bool { return int(slots.Slot(k.Str)) > end })
 			next = 0
 			if end+1 < slots.Count {
 				next = uint64(end+1) << scanPosBits
 			}
 		}
+		keys = append(keys, page...)
 		// An unfiltered empty page from a node done with its range means
 		// the range had nothing left, so asking the next node costs
 		// little, and spares the client a string of empty pages across

@@ -10,6 +10,8 @@ import (
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
 	"github.com/shardgate/shardgate/slots"
@@ -548,4 +550,35 @@ func checkFullScanFrom(t *testing.T, c *difftest.Conn, start string, want int, o
 		}
 	}
 	return calls
+}
+
+// interleaved is a topology of two nodes whose slots alternate in
+// blocks of 2048, as a rebalanced gossip cluster leaves them.
+type interleaved []proxy.NodeInfo
+
+func (t interleaved) Nodes() []proxy.NodeInfo { return t }
+func (t interleaved) Owner(slot uint16) int   { return int(slot/2048) % 2 }
+
+// TestScanRangesApart: a node's SCAN page that runs on from one of its
+// slot ranges into the next does not make the proxy return those keys
+// twice (once now, once when the scan reaches that range).
+func TestScanRangesApart(t *testing.T) {
+	topo := interleaved{}
+	for n := range 2 {
+		_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+		info := proxy.NodeInfo{Addr: addr}
+		for first := n * 2048; first < slots.Count; first += 4096 {
+			info.Ranges = append(info.Ranges, proxy.SlotRange{First: uint16(first), Last: uint16(first + 2047)})
+		}
+		topo = append(topo, info)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	c := dial(t, addr, 2)
+	const n = 3000
+	for i := range n {
+		do(t, c, "SET", fmt.Sprint("key:", i), "v")
+	}
+	for _, count := range []string{"10", "1000", "100000"} {
+		checkFullScan(t, c, n, "COUNT", count)
+	}
 }
