@@ -144,6 +144,9 @@ func New(opts Options) (*Server, error) {
 	s.replID = redisinfo.RandomHex(20)
 	s.nodeID = redisinfo.RandomHex(20)
 	s.own = o.Ownership
+	if s.own != nil {
+		s.ks.Owns = func(slot uint16) bool { mine, _ := s.own.Slot(slot); return mine }
+	}
 	s.gate.wait = time.Second
 	s.saves.init(s.start)
 	s.startupMemory = redisinfo.ReadMemory().Used

@@ -164,6 +164,12 @@ type Keyspace struct {
 	born         uint32
 	// keyspace-wide statistics (INFO stats)
 	Stats Stats
+	// Owns, when set, reports whether this node owns slot. DBSIZE and KEYS
+	// count only owned slots: a slot's keys stay on the node it was
+	// migrated from until the ownership change drops them, and a proxy
+	// summing its nodes would count them twice meanwhile. Set once,
+	// before serving; nil: every slot is owned.
+	Owns func(slot uint16) bool
 	// OnListPush, when set, is called after anything adds elements to a
 	// list: the push commands (LPUSH RPUSH LPUSHX RPUSHX LINSERT, LMOVE's
 	// and RPOPLPUSH's destination, ListMove) and any list stored under a

@@ -554,3 +554,24 @@ func TestExpiryPaused(t *testing.T) {
 		t.Errorf("after the pause: DBSIZE = %q, want 1", got)
 	}
 }
+
+// TestKeysAndDbsizeOwnedOnly: with Keyspace.Owns set, DBSIZE and KEYS
+// count only the keys of owned slots (a slot migrated away keeps its keys
+// here until they are dropped, and the new owner has them too).
+func TestKeysAndDbsizeOwnedOnly(t *testing.T) {
+	e := newKsEnv(t)
+	e.set("{a}1", "x", 0)
+	e.set("{a}2", "x", 0)
+	e.set("{b}1", "x", 0)
+	if got := e.do("DBSIZE"); got != ksInt(3) {
+		t.Fatalf("DBSIZE owning every slot: %q", got)
+	}
+	gone := slots.SlotString("{b}")
+	e.ks.Owns = func(slot uint16) bool { return slot != gone }
+	if got := e.do("DBSIZE"); got != ksInt(2) {
+		t.Errorf("DBSIZE without {b}'s slot: %q", got)
+	}
+	if got := e.do("KEYS", "*"); got != "*2\r\n"+ksBulk("{a}1")+ksBulk("{a}2") && got != "*2\r\n"+ksBulk("{a}2")+ksBulk("{a}1") {
+		t.Errorf("KEYS * without {b}'s slot: %q", got)
+	}
+}

@@ -199,9 +199,14 @@ func (c *Ctx) withShard(slot int, fn func(s *Shard)) {
 	fn(s)
 }
 
-// eachUsedShard is EachShard restricted to shards that hold keys.
+// eachUsedShard is EachShard restricted to shards that hold keys, of
+// slots this node owns (Keyspace.Owns).
 func (c *Ctx) eachUsedShard(fn func(s *Shard) bool) {
+	owns := c.KS.Owns
 	for slot := c.KS.used.next(0); slot >= 0; slot = c.KS.used.next(slot + 1) {
+		if owns != nil && !owns(uint16(slot)) {
+			continue
+		}
 		ok := true
 		c.withShard(slot, func(s *Shard) { ok = fn(s) })
 		if !ok {
