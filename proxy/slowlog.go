@@ -83,15 +83,22 @@ func cmdSlowlogReset(c *client, args [][]byte) {
 var shardgateMicros = [][]byte{[]byte("SHARDGATE"), []byte("MICROS")}
 
 func cmdSlowlogGet(c *client, args [][]byte) {
+	start := time.Now()
+	// An error the command answers itself is logged as Redis logs a
+	// command that ran (the nodes log the ones they answer).
+	refuse := func(msg string) {
+		c.localError(msg)
+		c.logLocal(args, time.Since(start))
+	}
 	if len(args) > 3 {
-		c.localError(fmt.Sprintf(resp.ErrSubcommandSyntax, args[1], "SLOWLOG"))
+		refuse(fmt.Sprintf(resp.ErrSubcommandSyntax, args[1], "SLOWLOG"))
 		return
 	}
 	count := int64(10)
 	if len(args) == 3 {
 		n, ok := slowlog.ParseCount(args[2])
 		if !ok {
-			c.localError(resp.ErrSlowlogCount)
+			refuse(resp.ErrSlowlogCount)
 			return
 		}
 		count = n

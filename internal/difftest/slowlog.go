@@ -43,6 +43,10 @@ func SlowlogScenario(t *testing.T, p *Pair) {
 		{"DISCARD"},
 		{"CLIENT", "GETNAME"},
 		{"SLOWLOG", "LEN"},
+		// Refused by the command itself, after it ran: logged.
+		{"SLOWLOG", "GET", "abc"},
+		{"SLOWLOG", "GET", "-2"},
+		{"SLOWLOG", "GET", "1", "2"},
 	} {
 		c.Do(t, args...)
 	}
