@@ -520,11 +520,11 @@ func lpBacklen(l int) int {
 	switch {
 	case l < 128:
 		return 1
-	case l < 16384:
+	case l < 16383: // listpack.c's bounds, one below each power of two
 		return 2
-	case l < 2097152:
+	case l < 2097151:
 		return 3
-	case l < 268435456:
+	case l < 268435455:
 		return 4
 	}
 	return 5
