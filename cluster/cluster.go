@@ -591,8 +591,9 @@ func (c *Cluster) handoff(slots []uint16, to NodeID, now time.Time) error {
 // the claim is in this node's View, persisted and queued for gossip.
 // Committing again is harmless; ErrStaleEpoch means another owner already
 // holds one of the slots at epoch or higher (the migration lost a race and
-// must not go on). ErrNotPersisted means the claim is in effect but not on
-// disk yet.
+// must not go on). The claim is on disk before it enters the View or
+// gossip; ErrNotPersisted means it could not be written and took no
+// effect.
 func (c *Cluster) Commit(slots []uint16, owner NodeID, epoch uint64) error {
 	return c.commitCall(slots, owner, epoch, true)
 }
@@ -652,6 +653,29 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 	if len(fresh) == 0 {
 		return nil
 	}
+	if sync && c.cfg.Dir != "" {
+		// The claim is on disk before anyone can hear of it (gossip,
+		// the View): a target that crashed with its claim out but not
+		// on disk would restart without it, drop the keys it had
+		// installed and tell the source the migration never happened,
+		// while the others hold the claim. If the write fails, the
+		// claim is taken back and the commit refused.
+		prev := make([]SlotOwner, len(fresh))
+		for i, sl := range fresh {
+			prev[i] = st.table[sl]
+		}
+		st.table.MergeClaims(runs(fresh, claim))
+		if err := c.persist(); err != nil {
+			for i, sl := range fresh {
+				st.table[sl] = prev[i]
+			}
+			c.log.Error("cluster: migration commit refused: the cluster state could not be written", "dir", c.cfg.Dir, "err", err)
+			return fmt.Errorf("%w in %s: %v", ErrNotPersisted, c.cfg.Dir, err)
+		}
+		for i, sl := range fresh {
+			st.table[sl] = prev[i] // for apply, which broadcasts what it merges
+		}
+	}
 	applied := c.apply(runs(fresh, claim))
 	c.log.Info("cluster: migration committed", "owner", owner, "epoch", epoch, "claims", fmt.Sprint(applied))
 	if !sync {
@@ -659,10 +683,7 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 		st.viewDirty = false
 		return nil
 	}
-	c.settle(now)
-	if st.persistDirty && c.cfg.Dir != "" {
-		return fmt.Errorf("%w in %s (the commit is in effect)", ErrNotPersisted, c.cfg.Dir)
-	}
+	c.settle(now) // publishes; the claim is on disk already
 	return nil
 }
 

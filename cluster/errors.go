@@ -21,10 +21,9 @@ var (
 	ErrBadConfig = errors.New("cluster: bad config")
 	// ErrBadEncoding is wrapped by the decoders for malformed input.
 	ErrBadEncoding = errors.New("cluster: bad encoding")
-	// ErrNotPersisted is returned by Commit and Sync when the state could
-	// not be written to Config.Dir. A Commit that returns it has still
-	// taken effect: the claim is in the View and spreading by gossip, and
-	// the write is retried.
+	// ErrNotPersisted is returned when the state could not be written to
+	// Config.Dir: by Sync (the write is retried), and by Commit, whose
+	// claim then took no effect (it is written before anyone hears of it).
 	ErrNotPersisted = errors.New("cluster: state not persisted")
 	// ErrOtherCluster is the refusal of a member that belongs to another
 	// cluster id.

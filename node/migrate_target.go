@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -250,17 +249,11 @@ func (m *migrator) install(in *incoming, epoch uint64) error {
 			return fmt.Errorf("logging the migrated values: %w", err)
 		}
 	}
+	// Commit writes the claim to disk before it is heard of: an error
+	// means it took no effect (cluster.ErrNotPersisted included).
 	if err := m.cl.Commit(in.slots, m.self, epoch); err != nil {
-		if !errors.Is(err, cluster.ErrNotPersisted) {
-			undo()
-			return err
-		}
-		// The claim is in the table and spreading by gossip: the slots
-		// are this node's now, and the source must hear so, or it would
-		// take writes the cluster then gives up. The write is retried;
-		// a restart before it learns the claim back from the others.
-		m.s.log.Error("slots received and claimed, but the cluster state could not be written (retried)",
-			"slots", formatSlots(in.slots), "err", err)
+		undo()
+		return err
 	}
 	m.stats.slotsIn.Add(int64(len(in.slots)))
 	m.s.log.Info("slots received", "from", in.source, "slots", formatSlots(in.slots), "keys", len(in.staged), "epoch", epoch)

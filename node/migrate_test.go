@@ -221,10 +221,12 @@ func TestMigrationUnderWrites(t *testing.T) {
 }
 
 // TestMigrationCommitNotPersisted: a target that cannot write its cluster
-// state at the commit owns the slots all the same (the claim is in its
-// table and spreading by gossip), so it answers the commit OK: a source
-// told "refused" would lower its fence and take writes that the cluster,
-// converging on the target, then gives up.
+// state refuses the commit before its claim is heard of (by gossip or
+// its View), so the source keeps the slots and the writes it takes, and
+// the move goes through once the target's disk is back. (A claim that
+// got out first, with the commit then refused, handed the slots to a
+// target holding the data as of the fence: the writes the source took
+// after its abort were lost.)
 func TestMigrationCommitNotPersisted(t *testing.T) {
 	dirs := []string{filepath.Join(t.TempDir(), "cluster0"), filepath.Join(t.TempDir(), "cluster1")}
 	nodes := startGossipClusterCfg(t, 2, func(i int, c *cluster.Config) { c.Dir = dirs[i] },
@@ -233,11 +235,20 @@ func TestMigrationCommitNotPersisted(t *testing.T) {
 		})
 	migrateUnderWrites(t, nodes, func(src, dst *gossipNode) {
 		for i, gn := range nodes {
-			if gn == dst {
-				if err := os.RemoveAll(dirs[i]); err != nil {
-					t.Fatal(err)
-				}
+			if gn != dst {
+				continue
 			}
+			if err := os.RemoveAll(dirs[i]); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				// The disk comes back once the target has refused.
+				for !strings.Contains(src.logs.String(), "ERR commit refused") {
+					time.Sleep(10 * time.Millisecond)
+				}
+				time.Sleep(300 * time.Millisecond)
+				os.MkdirAll(dirs[i], 0o755)
+			}()
 		}
 	})
 }
