@@ -285,6 +285,9 @@ func (r *Reader) parse(b []byte) ([][]byte, int, error) {
 			return nil, 0, ErrTooBigBulkCount
 		}
 		if cr < 0 {
+			// Between arguments: what Pending counts starts at pos, not
+			// at an argument that was still arriving at an earlier read.
+			r.need = 0
 			return nil, 0, errNeedMore
 		}
 		if b[pos] != '$' {

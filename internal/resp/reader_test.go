@@ -534,6 +534,41 @@ func TestPending(t *testing.T) {
 	}
 }
 
+// TestPendingAcrossReads: a command of many small arguments arriving in
+// reads of every size never shows more pending than its longest argument
+// or header: an argument that ended an earlier read incomplete must not
+// be counted from once it is whole (a read ending in the next header
+// counted every byte since, and closed clients at the query buffer limit).
+func TestPendingAcrossReads(t *testing.T) {
+	const n = 20000
+	cmd := fmt.Appendf(nil, "*%d\r\n$5\r\nRPUSH\r\n$4\r\nbigl\r\n", n+2)
+	cmd = append(cmd, bytes.Repeat([]byte("$1\r\na\r\n"), n)...)
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		sizes := make([]int, 1000)
+		for i := range sizes {
+			sizes[i] = 1 + rng.IntN(64)
+		}
+		r := NewReader(&chunkReader{data: cmd, chunks: sizes})
+		for done := false; !done; {
+			if err := r.Fill(); err != nil {
+				t.Fatalf("seed %d: the command never completed: %v", seed, err)
+			}
+			args, ok, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done = ok; ok {
+				if len(args) != n+2 {
+					t.Fatalf("seed %d: %d arguments", seed, len(args))
+				}
+			} else if p := r.Pending(); p > 8 {
+				t.Fatalf("seed %d: Pending() = %d with %d bytes buffered; no argument or header is longer than 8", seed, p, r.Buffered())
+			}
+		}
+	}
+}
+
 func TestQueryBufOf(t *testing.T) {
 	args := [][]byte{[]byte("SET"), make([]byte, 98), []byte("k")}
 	if got := QueryBufOf(args); got != 100 {
