@@ -651,6 +651,7 @@ func (c *client) watchClient() (events <-chan clientEvent, stop func()) {
 			c.srv.stats.netInput.Add(int64(c.rd.Buffered() - before))
 			c.srv.stats.reads.Add(1)
 			for parse {
+				buffered := c.rd.Buffered()
 				args, ok, err := c.rd.Next()
 				if err != nil {
 					// Served (refused) after the blocking command.
@@ -660,10 +661,14 @@ func (c *client) watchClient() (events <-chan clientEvent, stop func()) {
 				if !ok {
 					break
 				}
+				// Redis's query buffer holds the requests as they came,
+				// framing and all, while their client is blocked.
+				raw := buffered - c.rd.Buffered()
+				c.pendingSize += raw
+				c.pendingRaw = append(c.pendingRaw, raw)
 				cp := make([][]byte, len(args))
 				for i, a := range args {
 					cp[i] = append([]byte(nil), a...)
-					c.pendingSize += len(a)
 				}
 				c.pending = append(c.pending, cp)
 				if slots.EqualFold("quit", args[0]) {
@@ -699,11 +704,10 @@ func (c *client) next() ([][]byte, bool, error) {
 		args := c.pending[0]
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
-		for _, a := range args {
-			c.pendingSize -= len(a)
-		}
+		c.pendingSize -= c.pendingRaw[0]
+		c.pendingRaw = c.pendingRaw[1:]
 		if len(c.pending) == 0 {
-			c.pending = nil
+			c.pending, c.pendingRaw = nil, nil
 		}
 		return args, true, nil
 	}

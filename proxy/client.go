@@ -116,6 +116,7 @@ type client struct {
 	blocked     atomic.Pointer[blockState]
 	pending     [][][]byte
 	pendingSize int
+	pendingRaw  []int // each pending command's bytes as it came
 
 	// refused: the first command of the pipeline being served could not
 	// reach its node, so the pipeline's later commands are refused too;

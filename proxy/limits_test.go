@@ -230,8 +230,17 @@ func TestQueryBufferLimit(t *testing.T) {
 	})
 	go nc.Write(pipeline(2*limit/1024, func(int) []string { return []string{"SET", "k", strings.Repeat("b", 1000)} }))
 	closedWithout(t, nc, "")
-	if n := strings.Count(log.String(), "Closing client that reached max query buffer length"); n != 2 {
-		t.Errorf("%d query buffer warnings in the log, want 2:\n%s", n, log.String())
+	// Counted as they came, framing and all: 100,000 PINGs are 1.4 MB
+	// in the query buffer, though their arguments are 400 KB.
+	nc = rawDial(t, cl.Addr)
+	fmt.Fprintf(nc, "*3\r\n$5\r\nBLPOP\r\n$6\r\nnolist\r\n$1\r\n0\r\n")
+	waitFor(t, "the client to block", promptly, func() bool {
+		return strings.Contains(do(t, other, "INFO", "clients").Text(), "blocked_clients:1\r\n")
+	})
+	go nc.Write(bytes.Repeat([]byte("*1\r\n$4\r\nPING\r\n"), 100000))
+	closedWithout(t, nc, "")
+	if n := strings.Count(log.String(), "Closing client that reached max query buffer length"); n != 3 {
+		t.Errorf("%d query buffer warnings in the log, want 3:\n%s", n, log.String())
 	}
 }
 
