@@ -92,7 +92,7 @@ func (c *client) pauseHold(cmd *slots.Command) bool {
 	nowMs := func() int64 { return c.srv.opts.Now().UnixMilli() }
 	c.paused.Store(true)
 	defer c.paused.Store(false)
-	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.stop, func() bool { return rawio.PeerClosed(c.nc) }) {
+	if !c.srv.pause.Wait(mayWrite, nowMs, c.killedCh, c.srv.drained, func() bool { return rawio.PeerClosed(c.nc) }) {
 		c.dropHeld()
 		return false
 	}

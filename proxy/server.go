@@ -59,6 +59,7 @@ type Server struct {
 	// nodesClosed is set once the grace is over and the node
 	// connections are being closed: no new one is made from then on.
 	draining    atomic.Bool
+	drained     chan struct{} // closed when draining starts
 	nodesClosed atomic.Bool
 	// tableKnown is closed (tableSeen set) once a cluster-mode proxy
 	// has the cluster's slot table (noteTable).
@@ -124,6 +125,7 @@ func New(opts Options) (*Server, error) {
 		log:        o.Logger,
 		start:      o.Now(),
 		stop:       make(chan struct{}),
+		drained:    make(chan struct{}),
 		tableKnown: make(chan struct{}),
 		myID:       stableClusterID(o.Addr),
 		replID:     redisinfo.RandomHex(20),
@@ -234,6 +236,7 @@ func (s *Server) Close() error {
 	shut := s.clients.Shut(func() {
 		s.log.Info("shutting down: no new commands; clients get the replies to those they sent", "grace", s.opts.ShutdownGrace)
 		s.draining.Store(true)
+		close(s.drained) // a command a pause holds will not run now
 	}, func(c *client) { c.nc.SetReadDeadline(time.Unix(1, 0)) })
 	if !shut {
 		s.wg.Wait()

@@ -77,3 +77,24 @@ func TestCloseAbandonsPipelineAfterGrace(t *testing.T) {
 		t.Errorf("Close took %v with a client not reading its replies (grace %v)", d, grace)
 	}
 }
+
+// TestCloseLetsGoOfPausedClients: a client whose command a CLIENT PAUSE
+// holds is let go as the proxy stops (its command will not run), not
+// after the shutdown grace, as Redis and the node close such clients at
+// once.
+func TestCloseLetsGoOfPausedClients(t *testing.T) {
+	cl := proxytest.Start(t, 1, proxy.Options{ShutdownGrace: 20 * time.Second})
+	admin, held := dial(t, cl.Addr, 2), dial(t, cl.Addr, 2)
+	do(t, admin, "CLIENT", "PAUSE", "100000", "WRITE")
+	if err := held.WriteRaw(pipeline(1, func(int) []string { return []string{"SET", "paused:k", "v"} })); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the SET to be held", promptly, func() bool {
+		return strings.Contains(do(t, admin, "CLIENT", "LIST").Text(), "cmd=set")
+	})
+	start := time.Now()
+	cl.Stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v with a client held by a pause", d)
+	}
+}
