@@ -63,6 +63,9 @@ type routing struct {
 
 	pools atomic.Pointer[[]*nodePool] // by number; only grows
 	owner [slots.Count]atomic.Int32   // pool number or noOwner
+	// unowned counts the slots whose owner is noOwner (nobody serves
+	// them): for someDown, as a dead node's.
+	unowned atomic.Int32
 
 	mu     sync.Mutex
 	byAddr map[string]int       // pool number by address
@@ -136,8 +139,11 @@ func (r *routing) pool(n int) *nodePool { return (*r.pools.Load())[n] }
 func (r *routing) numPools() int { return len(*r.pools.Load()) }
 
 // someDown reports whether a pool is down or dead, or its node is loading
-// its data (a few atomic loads).
+// its data, or some slot has no owner (a few atomic loads).
 func (r *routing) someDown() bool {
+	if r.unowned.Load() > 0 {
+		return true
+	}
 	for _, p := range r.all() {
 		if p.down.Load() || p.getState() == poolDead || p.loading() {
 			return true

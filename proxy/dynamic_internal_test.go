@@ -174,6 +174,11 @@ func TestViewStates(t *testing.T) {
 	if r.pool(b).getState() != poolLive {
 		t.Errorf("b:1 with a live member is %v", r.pool(b).getState())
 	}
+	// The new member does not serve the dead one's slots: nobody does,
+	// and the proxy counts that as a node down (pipeline refusals).
+	if r.ownerOf(1) != noOwner || !r.someDown() {
+		t.Errorf("slot 1 of the dead member at %d (someDown %v), want no owner", r.ownerOf(1), r.someDown())
+	}
 	if r.numPools() != 3 {
 		t.Errorf("%d pools, want 3", r.numPools())
 	}

@@ -136,11 +136,19 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 		}
 	}
 	owned := map[int32]bool{}
+	unowned := 0
 	for s := range slots.Count {
 		c := t.slots[s]
 		n := int32(noOwner)
 		if c.member >= 0 && int(c.member) < len(memberPool) {
 			n = memberPool[c.member]
+			if n >= 0 && !t.members[c.member].state.live() && want[int(n)] == poolLive {
+				// The owner is dead, and another member answers at its
+				// address (a node started there under a new id, its
+				// directory lost): that one does not serve these
+				// slots, so nobody does.
+				n = noOwner
+			}
 			if n == noOwner && t.members[c.member].addr == "" {
 				// A claim by a member whose address has not reached us
 				// yet (a node that just joined: its claims can outrun its
@@ -160,8 +168,11 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 		r.owner[s].Store(n)
 		if n >= 0 {
 			owned[n] = true
+		} else {
+			unowned++
 		}
 	}
+	r.unowned.Store(int32(unowned))
 	for i, p := range r.all() {
 		st, member := want[i]
 		switch {
