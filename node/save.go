@@ -219,6 +219,10 @@ func (s *Server) rewriteLog() (snapshotStats, error) {
 	}
 	st, err := s.writeSnapshot(stoppable{sw, s.stop}, s.aof.LastLSN, base)
 	if err == nil {
+		// The slots' LSNs are on disk before the snapshot counts.
+		err = s.aof.SyncAppended()
+	}
+	if err == nil {
 		err = sw.Commit()
 	}
 	if err != nil {

@@ -150,6 +150,9 @@ type rotation struct {
 	old  []byte // bytes appended before Rotate that the writer had not yet taken
 	base uint64 // the last LSN appended before Rotate
 	done chan error
+	// sync: SyncAppended's, which only writes and fsyncs them (no new
+	// file).
+	sync bool
 }
 
 // Open opens the log in o.Dir for appending after Replay validated it
@@ -494,7 +497,11 @@ func (l *Log) run() {
 		closing, rot := l.collect(retry)
 		err := l.flush(closing || rot != nil)
 		if rot != nil {
-			rot.done <- l.rotate(rot.base, closing, err)
+			if rot.sync {
+				rot.done <- l.fsynced(err)
+			} else {
+				rot.done <- l.rotate(rot.base, closing, err)
+			}
 			if closing && err == nil {
 				// The rotation was refused for the close: what was
 				// appended after it goes in the current file.
@@ -815,6 +822,56 @@ func (l *Log) Rotate() (uint64, error) {
 		return 0, err
 	}
 	return r.base, nil
+}
+
+// SyncAppended returns once every record appended before the call is
+// written and fsynced, whatever the policy. A rewrite's snapshot records
+// for each slot the last LSN appended when it was dumped, which the
+// writer may not have written yet: it waits for this before the manifest
+// names the snapshot, or a crash could leave a log ending below those
+// LSNs, whose numbers the restarted log would hand out again to records
+// that replay would then skip as the snapshot's.
+func (l *Log) SyncAppended() error {
+	r := &rotation{done: make(chan error, 1), sync: true}
+	l.mu.Lock()
+	switch {
+	case l.closing:
+		l.mu.Unlock()
+		return ErrClosed
+	case l.rot != nil:
+		l.mu.Unlock()
+		return ErrBusy
+	}
+	r.base, r.old = l.last, l.buf
+	l.buf = nil
+	l.rot = r
+	if l.idle {
+		l.idle = false
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+	l.mu.Unlock()
+	return <-r.done
+}
+
+// fsynced runs in the writer after flush(true) for SyncAppended: nil if
+// the file is written and fsynced whole.
+func (l *Log) fsynced(flushErr error) error {
+	if flushErr != nil {
+		return flushErr
+	}
+	l.syncMu.Lock()
+	whole := !l.resync.Load() && l.synced.Load() == l.size
+	l.syncMu.Unlock()
+	if !whole {
+		if err := l.Err(); err != nil {
+			return err
+		}
+		return errors.New("aof: the log file is not fsynced")
+	}
+	return nil
 }
 
 // rotate runs in the writer after flush(true) for the bytes appended

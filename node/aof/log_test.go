@@ -656,3 +656,32 @@ func TestCloseDuringRotateKeepsAppends(t *testing.T) {
 		t.Fatalf("the log ends at record %d; record %d, appended before Close, is missing", st.LastLSN, lsn)
 	}
 }
+
+// TestSyncAppended: whatever the policy, SyncAppended returns once every
+// record appended before it is written and fsynced (a rewrite's snapshot
+// may name their LSNs), and the log goes on taking records.
+func TestSyncAppended(t *testing.T) {
+	for _, policy := range []Policy{No, EverySec, Always} {
+		t.Run(policy.String(), func(t *testing.T) {
+			l, err := Open(Options{Dir: t.TempDir(), Policy: policy}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			rec := &Record{Kind: KindCommand, Slot: 0, Now: 1, Cmds: [][][]byte{{[]byte("SET"), []byte("k"), []byte("v")}}}
+			var last uint64
+			for range 3 {
+				last = l.Append(rec)
+			}
+			if err := l.SyncAppended(); err != nil {
+				t.Fatal(err)
+			}
+			if st := l.Stats(); st.SyncedLSN < last {
+				t.Fatalf("after SyncAppended the fsynced LSN is %d, want %d", st.SyncedLSN, last)
+			}
+			if err := l.Wait(l.Append(rec)); err != nil {
+				t.Fatalf("an append after SyncAppended: %v", err)
+			}
+		})
+	}
+}
