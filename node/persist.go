@@ -171,6 +171,10 @@ func (s *Server) replayCommand(args [][]byte, now int64, lsn uint64, f *replayFi
 		if f.holds(ctx.Shard.Slot, lsn) {
 			return nil // a command of a keyless transaction (FLUSHALL + ...)
 		}
+	} else if cmd.HasKeys() {
+		// A keyed command whose arguments name no key (LMPOP with a
+		// bad count): it failed when it ran, changing nothing.
+		return nil
 	} else if f.holdsAny(lsn) {
 		// A keyless write the snapshot holds for the slots dumped after it.
 		if !isFlush(args) {

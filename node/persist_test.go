@@ -448,3 +448,32 @@ func mustDo(t *testing.T, c *difftest.Conn, args ...string) difftest.Value {
 	}
 	return v
 }
+
+// TestFailedKeyedCommandDuringRewrite: a write command whose arguments
+// name no key (LMPOP with a count past its arguments) fails and changes nothing, but is
+// logged; logged while a rewrite's snapshot is being written, it must not
+// stop the next start as a keyless write inside the snapshot.
+func TestFailedKeyedCommandDuringRewrite(t *testing.T) {
+	tag := ""
+	for i := 0; tag == ""; i++ {
+		if tg := "t" + strconv.Itoa(i); slots.Slot([]byte("{"+tg+"}")) > 16000 {
+			tag = tg
+		}
+	}
+	dir := t.TempDir()
+	opts := node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always, RewritePercent: -1}}
+	_, addr, stop := nodetest.Start(t, opts, func(s *node.Server) { node.SlowSnapshotsForTest(s, 256, 30*time.Millisecond) })
+	c := dial(t, addr, 2)
+	mustDo(t, c, "SET", "{"+tag+"}k", "v") // a slot the snapshot reaches after the LMPOP
+	mustDo(t, c, "BGREWRITEAOF")
+	time.Sleep(100 * time.Millisecond)
+	if v, err := c.DoStrings("LMPOP", "5", "{"+tag+"}k", "LEFT"); err != nil || !v.IsError() {
+		t.Fatalf("LMPOP 5 with one key: %v %v, want an error", v, err)
+	}
+	waitField(t, c, "aof_rewrites", "1")
+	stop()
+	_, addr2, _ := nodetest.Start(t, node.Options{AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}, nil)
+	if v := mustDo(t, dial(t, addr2, 2), "GET", "{"+tag+"}k"); v.Text() != "v" {
+		t.Fatalf("GET after the restart: %v", v)
+	}
+}
