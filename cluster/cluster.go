@@ -531,8 +531,13 @@ func (c *Cluster) mergeMessage(m message) {
 
 // apply merges claims into the table and gossips those that changed it.
 func (c *Cluster) apply(cs []Claim) []Claim {
+	return c.announce(c.st.table.MergeClaims(cs))
+}
+
+// announce marks the claims just merged into the table for publishing,
+// persisting and gossip.
+func (c *Cluster) announce(applied []Claim) []Claim {
 	st := &c.st
-	applied := st.table.MergeClaims(cs)
 	if len(applied) == 0 {
 		return nil
 	}
@@ -653,6 +658,7 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 	if len(fresh) == 0 {
 		return nil
 	}
+	var applied []Claim
 	if sync && c.cfg.Dir != "" {
 		// The claim is on disk before anyone can hear of it (gossip,
 		// the View): a target that crashed with its claim out but not
@@ -664,7 +670,7 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 		for i, sl := range fresh {
 			prev[i] = st.table[sl]
 		}
-		st.table.MergeClaims(runs(fresh, claim))
+		merged := st.table.MergeClaims(runs(fresh, claim))
 		if err := c.persist(); err != nil {
 			for i, sl := range fresh {
 				st.table[sl] = prev[i]
@@ -672,11 +678,10 @@ func (c *Cluster) commit(slots []uint16, owner NodeID, epoch uint64, sync bool, 
 			c.log.Error("cluster: migration commit refused: the cluster state could not be written", "dir", c.cfg.Dir, "err", err)
 			return fmt.Errorf("%w in %s: %v", ErrNotPersisted, c.cfg.Dir, err)
 		}
-		for i, sl := range fresh {
-			st.table[sl] = prev[i] // for apply, which broadcasts what it merges
-		}
+		applied = c.announce(merged)
+	} else {
+		applied = c.apply(runs(fresh, claim))
 	}
-	applied := c.apply(runs(fresh, claim))
 	c.log.Info("cluster: migration committed", "owner", owner, "epoch", epoch, "claims", fmt.Sprint(applied))
 	if !sync {
 		c.publish() // the state goroutine persists right after this call
