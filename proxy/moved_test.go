@@ -174,27 +174,7 @@ func TestAskFollowedOnce(t *testing.T) {
 	px, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
 	const key = "askme"
 	sl := slots.SlotString(key)
-	src := rc.NodeForSlot(sl)
-	var dst *difftest.ClusterNode
-	for i := range rc.Nodes {
-		if rc.Nodes[i].Addr != src.Addr {
-			dst = &rc.Nodes[i]
-			break
-		}
-	}
-	sc, dc := src.Conn(t, 2), dst.Conn(t, 2)
-	ss := strconv.Itoa(int(sl))
-	if v := do(t, dc, "CLUSTER", "SETSLOT", ss, "IMPORTING", src.ID); v.IsError() {
-		t.Fatal(v)
-	}
-	t.Cleanup(func() {
-		dc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
-		sc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
-		dc.DoStrings("FLUSHALL")
-	})
-	if v := do(t, sc, "CLUSTER", "SETSLOT", ss, "MIGRATING", dst.ID); v.IsError() {
-		t.Fatal(v)
-	}
+	src, sc, dc := migrateSlot(t, rc, sl)
 	c := dial(t, addr, 2)
 	want(t, "SET during migration", do(t, c, "SET", key, "moved-in"), difftest.Simple("OK"))
 	do(t, dc, "ASKING")
@@ -336,6 +316,29 @@ func TestRedirectsStopWhenClientGone(t *testing.T) {
 	want(t, "SET from another client", do(t, dial(t, addr, 2), "SET", "k", "v"), difftest.Simple("OK"))
 }
 
+// migrateSlot marks slot as migrating from its owner to another master
+// of rc (importing there), until the test ends, and returns the owner and
+// connections to it and to the target.
+func migrateSlot(t *testing.T, rc *difftest.RedisCluster, slot uint16) (src *difftest.ClusterNode, sc, dc *difftest.Conn) {
+	t.Helper()
+	src = rc.NodeForSlot(slot)
+	dst := otherNode(rc, src)
+	sc, dc = src.Conn(t, 2), dst.Conn(t, 2)
+	ss := strconv.Itoa(int(slot))
+	if v := do(t, dc, "CLUSTER", "SETSLOT", ss, "IMPORTING", src.ID); v.IsError() {
+		t.Fatal(v)
+	}
+	t.Cleanup(func() {
+		dc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
+		sc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
+		dc.DoStrings("FLUSHALL")
+	})
+	if v := do(t, sc, "CLUSTER", "SETSLOT", ss, "MIGRATING", dst.ID); v.IsError() {
+		t.Fatal(v)
+	}
+	return src, sc, dc
+}
+
 // otherNode returns a master of rc other than n.
 func otherNode(rc *difftest.RedisCluster, n *difftest.ClusterNode) *difftest.ClusterNode {
 	for i := range rc.Nodes {
@@ -412,22 +415,7 @@ func TestAskFollowedByWatchAndBlocking(t *testing.T) {
 	}
 	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
 	const key = "askblock"
-	sl := slots.SlotString(key)
-	src := rc.NodeForSlot(sl)
-	dst := otherNode(rc, src)
-	sc, dc := src.Conn(t, 2), dst.Conn(t, 2)
-	ss := strconv.Itoa(int(sl))
-	if v := do(t, dc, "CLUSTER", "SETSLOT", ss, "IMPORTING", src.ID); v.IsError() {
-		t.Fatal(v)
-	}
-	t.Cleanup(func() {
-		dc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
-		sc.DoStrings("CLUSTER", "SETSLOT", ss, "STABLE")
-		dc.DoStrings("FLUSHALL")
-	})
-	if v := do(t, sc, "CLUSTER", "SETSLOT", ss, "MIGRATING", dst.ID); v.IsError() {
-		t.Fatal(v)
-	}
+	_, _, dc := migrateSlot(t, rc, slots.SlotString(key))
 	c, other := dial(t, addr, 2), dial(t, addr, 2)
 
 	// A timed-out pop: nil, after its timeout, from the target.

@@ -802,37 +802,15 @@ func (l *Log) Rotate() (uint64, error) {
 	}
 	defer l.busy.Store(false)
 	r := &rotation{done: make(chan error, 1)}
-	l.mu.Lock()
-	if l.closing {
-		l.mu.Unlock()
-		return 0, ErrClosed
-	}
-	r.base, r.old = l.last, l.buf
-	l.buf = nil
-	l.rot = r
-	if l.idle {
-		l.idle = false
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
-	}
-	l.mu.Unlock()
-	if err := <-r.done; err != nil {
+	if err := l.handOff(r); err != nil {
 		return 0, err
 	}
 	return r.base, nil
 }
 
-// SyncAppended returns once every record appended before the call is
-// written and fsynced, whatever the policy. A rewrite's snapshot records
-// for each slot the last LSN appended when it was dumped, which the
-// writer may not have written yet: it waits for this before the manifest
-// names the snapshot, or a crash could leave a log ending below those
-// LSNs, whose numbers the restarted log would hand out again to records
-// that replay would then skip as the snapshot's.
-func (l *Log) SyncAppended() error {
-	r := &rotation{done: make(chan error, 1), sync: true}
+// handOff gives the writer r with the bytes appended so far (later
+// appends fill a fresh buffer) and waits for its verdict.
+func (l *Log) handOff(r *rotation) error {
 	l.mu.Lock()
 	switch {
 	case l.closing:
@@ -854,6 +832,17 @@ func (l *Log) SyncAppended() error {
 	}
 	l.mu.Unlock()
 	return <-r.done
+}
+
+// SyncAppended returns once every record appended before the call is
+// written and fsynced, whatever the policy. A rewrite's snapshot records
+// for each slot the last LSN appended when it was dumped, which the
+// writer may not have written yet: it waits for this before the manifest
+// names the snapshot, or a crash could leave a log ending below those
+// LSNs, whose numbers the restarted log would hand out again to records
+// that replay would then skip as the snapshot's.
+func (l *Log) SyncAppended() error {
+	return l.handOff(&rotation{done: make(chan error, 1), sync: true})
 }
 
 // fsynced runs in the writer after flush(true) for SyncAppended: nil if
