@@ -35,6 +35,19 @@ func wrongProxy(t *testing.T) (*difftest.RedisCluster, *proxy.Server, string) {
 	return rc, px, addr
 }
 
+// rightProxy starts a proxy over the shared Redis Cluster's masters in
+// their own order: each slot goes to its owner at once.
+func rightProxy(t *testing.T) (*difftest.RedisCluster, *proxy.Server, string) {
+	t.Helper()
+	rc := sharedCluster(t)
+	topo, err := proxy.NewStaticTopology(rc.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	return rc, px, addr
+}
+
 func redirects(t *testing.T, c *difftest.Conn, kind string) int {
 	t.Helper()
 	n, err := strconv.Atoi(infoField(t, c, "cluster", "redirects_"+kind))
@@ -166,12 +179,7 @@ func TestMovedTransactionsAndBlocking(t *testing.T) {
 // source no longer has; the proxy sends ASKING and the command to the
 // target once, without changing its table.
 func TestAskFollowedOnce(t *testing.T) {
-	rc := sharedCluster(t)
-	topo, err := proxy.NewStaticTopology(rc.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	rc, px, addr := rightProxy(t)
 	const key = "askme"
 	sl := slots.SlotString(key)
 	src, sc, dc := migrateSlot(t, rc, sl)
@@ -372,12 +380,7 @@ func assignSlot(t *testing.T, rc *difftest.RedisCluster, slot uint16, owner *dif
 // has learned the new owner meanwhile, instead of running the
 // transaction there unwatched. A WATCH after the move works.
 func TestWatchedSlotMoved(t *testing.T) {
-	rc := sharedCluster(t)
-	topo, err := proxy.NewStaticTopology(rc.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	rc, _, addr := rightProxy(t)
 	const key = "watchmoved"
 	sl := slots.SlotString(key)
 	src := rc.NodeForSlot(sl)
@@ -408,12 +411,7 @@ func TestWatchedSlotMoved(t *testing.T) {
 // blocking commands follow ASK to the target (with ASKING) like any other
 // command, instead of handing the client the node's address.
 func TestAskFollowedByWatchAndBlocking(t *testing.T) {
-	rc := sharedCluster(t)
-	topo, err := proxy.NewStaticTopology(rc.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo})
+	rc, _, addr := rightProxy(t)
 	const key = "askblock"
 	_, _, dc := migrateSlot(t, rc, slots.SlotString(key))
 	c, other := dial(t, addr, 2), dial(t, addr, 2)

@@ -845,8 +845,9 @@ func (l *Log) SyncAppended() error {
 	return l.handOff(&rotation{done: make(chan error, 1), sync: true})
 }
 
-// fsynced runs in the writer after flush(true) for SyncAppended: nil if
-// the file is written and fsynced whole.
+// fsynced runs in the writer after flush(true) for SyncAppended, and
+// for Rotate before it switches files: nil if the file is written and
+// fsynced whole.
 func (l *Log) fsynced(flushErr error) error {
 	if flushErr != nil {
 		return flushErr
@@ -855,6 +856,7 @@ func (l *Log) fsynced(flushErr error) error {
 	whole := !l.resync.Load() && l.synced.Load() == l.size
 	l.syncMu.Unlock()
 	if !whole {
+		// EverySec's fsync failed after flush's own.
 		if err := l.Err(); err != nil {
 			return err
 		}
@@ -866,21 +868,11 @@ func (l *Log) fsynced(flushErr error) error {
 // rotate runs in the writer after flush(true) for the bytes appended
 // before Rotate: once they are written and fsynced, it switches files.
 func (l *Log) rotate(base uint64, closing bool, flushErr error) error {
-	if flushErr != nil {
-		return flushErr
-	}
-	if closing {
+	if flushErr == nil && closing {
 		return ErrClosed
 	}
-	l.syncMu.Lock()
-	whole := !l.resync.Load() && l.synced.Load() == l.size
-	l.syncMu.Unlock()
-	if !whole {
-		// EverySec's fsync failed after flush's own.
-		if err := l.Err(); err != nil {
-			return err
-		}
-		return errors.New("aof: rotate: the log file is not fsynced")
+	if err := l.fsynced(flushErr); err != nil {
+		return err
 	}
 	return l.switchFile(base)
 }
