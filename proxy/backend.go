@@ -431,6 +431,11 @@ type nodePool struct {
 	// state is the pool's poolState (dynamic.go): anything but live
 	// fails commands at once with CLUSTERDOWN.
 	state atomic.Uint32
+	// ownsSlots: some slot in the table points at the node (set with
+	// the table). One that owns none holds no key a client can see, so
+	// whole-keyspace commands need not wait for it, nor fail while it
+	// cannot be reached: a drained node stopped before it retires.
+	ownsSlots atomic.Bool
 
 	// loadingUntil (Unix ns) is loadingHold after the node last answered
 	// LOADING: until then it counts as down for pipeline refusals
@@ -482,6 +487,18 @@ func (p *nodePool) served() bool { return p.state.Load() != uint32(poolDead) }
 // live reports whether the node is a serving member (not dead, not
 // retired): the nodes fan-outs and keyless commands go to.
 func (p *nodePool) live() bool { return p.state.Load() == uint32(poolLive) }
+
+// neededByAll reports whether a command for the whole keyspace must reach
+// the node: it is not retired, and it owns slots or is believed reachable
+// (a reachable node that owns nothing is asked all the same; it answers
+// for none of its keys, and a flush empties what it may be importing).
+func (p *nodePool) neededByAll() bool {
+	st := p.getState()
+	if st == poolRetired {
+		return false
+	}
+	return p.ownsSlots.Load() || (st == poolLive && !p.down.Load())
+}
 
 // errNodeDown is returned while a node is being answered with CLUSTERDOWN.
 var errNodeDown = errors.New("node down")

@@ -124,8 +124,14 @@ func (r *routing) setStatic(t Topology) {
 	for _, n := range t.Nodes() {
 		r.poolForLocked(n.Addr)
 	}
+	owned := map[int32]bool{}
 	for s := range r.owner {
-		r.owner[s].Store(int32(t.Owner(uint16(s))))
+		n := int32(t.Owner(uint16(s)))
+		r.owner[s].Store(n)
+		owned[n] = true
+	}
+	for i, p := range r.all() {
+		p.ownsSlots.Store(owned[int32(i)])
 	}
 }
 
@@ -145,6 +151,9 @@ func (r *routing) someDown() bool {
 		return true
 	}
 	for _, p := range r.all() {
+		if !p.ownsSlots.Load() {
+			continue
+		}
 		if p.down.Load() || p.getState() == poolDead || p.loading() {
 			return true
 		}

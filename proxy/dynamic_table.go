@@ -174,6 +174,7 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 	}
 	r.unowned.Store(int32(unowned))
 	for i, p := range r.all() {
+		p.ownsSlots.Store(owned[int32(i)])
 		st, member := want[i]
 		switch {
 		case member && (st == poolLive || owned[int32(i)]):

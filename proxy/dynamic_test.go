@@ -483,3 +483,53 @@ func TestClusterViewChurn(t *testing.T) {
 		t.Errorf("only %d views applied during the test", n)
 	}
 }
+
+// TestClusterSlotlessNodeDown: a node that owns no slot (drained, or
+// joined and not given any yet) holds no key a client can see, so while
+// it cannot be reached — before and after the view says it is dead —
+// whole-keyspace commands go on without it; with a slot it would fail them.
+func TestClusterSlotlessNodeDown(t *testing.T) {
+	e := startViewEnv(t, 4, proxy.Options{})
+	var tab proxytest.Slots
+	tab.Assign(0, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	relay := proxytest.NewRelay(t, e.nodes[3])
+	e.nodes[3] = relay.Addr
+	e.src.Set(e.view(&tab, nil))
+	c := dial(t, e.addr, 2)
+	waitFor(t, "the slotless node in INFO nodes", promptly, func() bool {
+		return strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=,status=up")
+	})
+	keys := []string{keyIn("a", 0, 5000), keyIn("b", 5600, 10000), keyIn("c", 11000, 16383)}
+	for _, k := range keys {
+		do(t, c, "SET", k, "v")
+	}
+	check := func(when string) {
+		t.Helper()
+		if v := do(t, c, "DBSIZE"); v.Int != 3 {
+			t.Errorf("DBSIZE %s: %v", when, v)
+		}
+		if v := do(t, c, "KEYS", "*"); len(v.Elems) != 3 {
+			t.Errorf("KEYS * %s: %v", when, v)
+		}
+		if v := do(t, c, "RANDOMKEY"); v.Kind != difftest.Bulk {
+			t.Errorf("RANDOMKEY %s: %v", when, v)
+		}
+	}
+	check("with the slotless node up")
+	relay.Cut()
+	check("with the slotless node cut off")
+	e.src.Set(e.view(&tab, map[int]cluster.State{3: cluster.StateDead}))
+	// Dead and owning nothing, it is retired at once.
+	waitFor(t, "INFO nodes to show the slotless node retired", promptly, func() bool {
+		return strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=,status=retired")
+	})
+	check("with the slotless node dead")
+	if v := do(t, c, "FLUSHALL"); v.Text() != "OK" {
+		t.Errorf("FLUSHALL with the slotless node dead: %v", v)
+	}
+	if v := do(t, c, "DBSIZE"); v.Int != 0 {
+		t.Errorf("DBSIZE after FLUSHALL: %v", v)
+	}
+}

@@ -53,7 +53,8 @@ type fanout struct {
 }
 
 // toAll forwards args to every node the proxy knows but those retired
-// (gone from the cluster, owning nothing). A dead node's request answers
+// (gone from the cluster, owning nothing) and those that own no slot and
+// cannot be reached (neededByAll). A dead node's request answers
 // CLUSTERDOWN, so a whole-keyspace command fails while part of the
 // keyspace is missing. With no node at all the one request answers
 // CLUSTERDOWN.
@@ -66,7 +67,7 @@ func (c *client) toAll(args [][]byte) fanout {
 	f := fanout{reqs: make([]*request, 0, len(pools)), nodes: make([]int, 0, len(pools))}
 	var unlogged [][]byte
 	for i, p := range pools {
-		if p.getState() == poolRetired {
+		if !p.neededByAll() {
 			continue
 		}
 		a := args
@@ -104,12 +105,33 @@ func (f fanout) err(c *client) []byte {
 	return nil
 }
 
+// withoutUnreachedSpare drops the requests of nodes that own no slot and
+// could not be reached (toAll sent them while the node looked reachable):
+// such a node answers for no key, so the command is whole without it.
+// Requests are kept if none would be left.
+func (f fanout) withoutUnreachedSpare(c *client) fanout {
+	var out fanout
+	for i, r := range f.reqs {
+		n := f.nodes[i]
+		if n >= 0 && len(r.reply) > 0 && r.reply[0] == '-' && nodeFailure(r.reply[1:]) && !c.srv.route.pool(n).ownsSlots.Load() {
+			continue
+		}
+		out.reqs = append(out.reqs, r)
+		out.nodes = append(out.nodes, n)
+	}
+	if len(out.reqs) == 0 {
+		return f
+	}
+	return out
+}
+
 // mergeAll forwards args to every node (toAll); once all have answered,
 // the client gets the first error among the replies (err) or what merge
 // writes from the replies, one per node.
 func (c *client) mergeAll(args [][]byte, merge func(c *client, reqs []*request)) {
 	f := c.toAll(args)
 	c.addMerge(func(c *client) {
+		f = f.withoutUnreachedSpare(c)
 		if e := f.err(c); e != nil {
 			c.w.Raw(e)
 			return
@@ -179,7 +201,7 @@ func cmdFlush(c *client, args [][]byte) {
 // still answer an error.
 func (c *client) refusedNodeDown() bool {
 	for _, p := range c.srv.route.all() {
-		if p.getState() == poolRetired {
+		if p.getState() == poolRetired || !p.ownsSlots.Load() {
 			continue
 		}
 		if _, err := p.sharedConn(c.w.Proto, c.connIdx()); err != nil {
