@@ -129,11 +129,23 @@ func TestNodePassword(t *testing.T) {
 		t.Errorf("no log line about the refused AUTH:\n%s", log.String())
 	}
 
-	// Without a password the nodes answer NOAUTH, passed on.
-	_, addr, _ = proxytest.StartProxy(t, proxy.Options{Topology: topo})
-	c := dial(t, addr, 2)
-	if v := do(t, c, "GET", "k1"); !v.IsError() {
-		t.Errorf("GET with no node password: %v, want an error", v)
+	// Without a password the nodes are unreachable in the same way (not
+	// NOAUTH passed on to clients, whose AUTH the proxy answers), and
+	// the log says which flag is missing.
+	var noPassLog proxy.LogBuffer
+	_, addr, _ = proxytest.StartProxy(t, proxy.Options{Topology: topo, Logger: noPassLog.Logger()})
+	for _, proto := range []int{2, 3} {
+		c := dial(t, addr, proto)
+		for _, cmd := range [][]string{{"GET", "k1"}, {"SET", "k1", "x"}, {"DBSIZE"}} {
+			timed(t, "a request without the node password", promptly, func() {
+				if v := do(t, c, cmd...); !strings.HasPrefix(v.Text(), "CLUSTERDOWN ") {
+					t.Errorf("RESP%d %v without the node password: %v", proto, cmd, v)
+				}
+			})
+		}
+	}
+	if !strings.Contains(noPassLog.String(), "--node-password") || !strings.Contains(noPassLog.String(), "node unreachable") {
+		t.Errorf("no log line about the missing node password:\n%s", noPassLog.String())
 	}
 }
 

@@ -925,6 +925,12 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 	if proto == 3 {
 		cmds = append(cmds, [][]byte{[]byte("HELLO"), []byte("3")})
 	}
+	// Without a password, a PING finds out a node that wants one (it
+	// answers NOAUTH) before a client's command would: the node is then
+	// unreachable, as with a wrong password, rather than answering every
+	// client NOAUTH that no AUTH of theirs could cure. HELLO 3 does the
+	// same.
+	ping = ping || o.NodePassword == "" && proto == 2
 	if ping {
 		cmds = append(cmds, [][]byte{[]byte("PING")})
 	}
@@ -960,6 +966,9 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 			nc.Close()
 			if bytes.HasPrefix(v.Str, []byte(resp.ErrMaxClients)) {
 				return nil, errNodeFull
+			}
+			if bytes.HasPrefix(v.Str, []byte("NOAUTH ")) {
+				return nil, fmt.Errorf("the node wants a password (--node-password): %s", v.Str)
 			}
 			return nil, fmt.Errorf("node refused the handshake: %s", v.Str)
 		}
