@@ -41,10 +41,8 @@ func nodeCall(ctx context.Context, addr, password string, args ...string) (strin
 		return "", err
 	}
 	defer c.close()
-	if password != "" {
-		if _, err := c.do("AUTH", password); err != nil {
-			return "", err
-		}
+	if err := c.auth(password); err != nil {
+		return "", err
 	}
 	v, err := c.do(args...)
 	if err != nil {

@@ -232,10 +232,8 @@ func (f *respFetcher) fetch(ctx context.Context, addr string) (*memberView, erro
 		return nil, err
 	}
 	defer c.close()
-	if f.password != "" {
-		if _, err := c.do("AUTH", f.password); err != nil {
-			return nil, err
-		}
+	if err := c.auth(f.password); err != nil {
+		return nil, err
 	}
 	info, err := c.do("INFO", "cluster")
 	if err != nil {
@@ -498,6 +496,20 @@ func dialStatusConn(ctx context.Context, addr string) (*statusConn, error) {
 func (r *statusConn) close() { r.c.Close() }
 
 // do sends one command and returns its reply; an error reply is an error.
+// auth sends AUTH password unless it is empty. A member that has no
+// password (a proxy on loopback in front of nodes that want one) is
+// reached all the same, as redis-cli -a reaches it.
+func (r *statusConn) auth(password string) error {
+	if password == "" {
+		return nil
+	}
+	_, err := r.do("AUTH", password)
+	if err != nil && strings.HasSuffix(err.Error(), resp.ErrAuthNoPassword) {
+		return nil
+	}
+	return err
+}
+
 func (r *statusConn) do(args ...string) (resp.Value, error) {
 	bs := make([][]byte, len(args))
 	for i, a := range args {

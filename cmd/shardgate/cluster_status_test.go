@@ -379,6 +379,12 @@ func TestClusterStatusCommand(t *testing.T) {
 	// Errors and usage.
 	static := fakeMember(t, map[string]string{"INFO CLUSTER": "# Cluster\r\ncluster_enabled:1\r\ncluster_mode:static\r\n"})
 	auth := fakeMember(t, map[string]string{"AUTH": "-WRONGPASS invalid username-password pair or user is disabled."})
+	// A member without a password (a proxy in front of nodes that want
+	// one) is read all the same: its view is the error here.
+	noPassword := fakeMember(t, map[string]string{
+		"AUTH":         "-" + resp.ErrAuthNoPassword,
+		"INFO CLUSTER": "# Cluster\r\ncluster_enabled:1\r\ncluster_mode:static\r\n",
+	})
 	for _, tt := range []struct {
 		args   []string
 		rc     int
@@ -396,6 +402,7 @@ func TestClusterStatusCommand(t *testing.T) {
 		{[]string{"cluster", "status", "--resp", node, "--timeout", "0s"}, 2, "--timeout must be a positive duration"},
 		{[]string{"cluster", "status", "--resp", static}, 1, "static --nodes list"},
 		{[]string{"cluster", "status", "--resp", auth, "--password", "s3cret"}, 1, "AUTH: WRONGPASS"},
+		{[]string{"cluster", "status", "--resp", noPassword, "--password", "s3cret"}, 1, "static --nodes list"},
 	} {
 		out.Reset()
 		errb.Reset()
