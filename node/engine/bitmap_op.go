@@ -65,15 +65,16 @@ func cmdBitop(c *Ctx) {
 			maxLen = max(maxLen, e.StrLen())
 		}
 	}
-	old := c.Lookup(dst)
 	if maxLen == 0 {
-		if old != nil {
-			c.KS.Delete(c.Shard, dst, c.Now)
+		// Redis's dbDelete: an expired destination is deleted as a
+		// change, not expired.
+		if c.KS.DeleteStored(c.Shard, dst) {
 			changed(c, dst)
 		}
 		c.W.Int(0)
 		return
 	}
+	c.Lookup(dst) // setKey's lookupKeyWrite: an expired destination expires
 	e := &Entry{Kind: KindString, Enc: EncRaw}
 	if maxLen <= bitmapMinLen {
 		e.Str = bitopBytes(op, srcs, maxLen)

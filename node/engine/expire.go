@@ -21,31 +21,18 @@ import (
 // budget. A node with no expiring keys does no work; one with many but
 // none expired does about `sample` checks per cycle.
 //
-// Shards keep no separate index of expiring keys (that would cost a second
-// table write on every SET EX), so sampling walks the shard's key table
-// from a random start and gives up after expireScanFactor entries per
-// wanted sample, or, in a shard where keys with a TTL are sparse, after
-// as many entries as hold that many of them on average (twice over), up
-// to expireScanMax. 10 keys with a TTL among 100,000 without in one slot
-// are then all found in a second or two (each sample sees a sixth of the
-// shard), where a fixed 32 entries per wanted sample took tens of seconds
-// to come across them.
+// Each shard keeps the keys that have a TTL in a map of their own
+// (Shard.ttl), as Redis keeps its expires dictionary: a sample costs as
+// many lookups as keys it checks, however many keys without a TTL share
+// the shard.
 
 // DefaultExpireBudget bounds one ExpireCycle: Redis gives the slow cycle
 // 25% of a 100 ms tick.
 const DefaultExpireBudget = 25 * time.Millisecond
 
-const (
-	// expireStalePercent: a shard is sampled again while more than this
-	// share of its sample had expired.
-	expireStalePercent = 25
-	// expireScanFactor bounds the entries examined per wanted sample
-	// where keys with a TTL are not sparse.
-	expireScanFactor = 32
-	// expireScanMax bounds the entries one sample of a sparse shard
-	// examines (the shard is locked meanwhile: about 0.1 ms).
-	expireScanMax = 16384
-)
+// expireStalePercent: a shard is sampled again while more than this share
+// of its sample had expired.
+const expireStalePercent = 25
 
 // expireCycleState is what the cycle remembers between runs.
 type expireCycleState struct {
@@ -106,7 +93,7 @@ func (ks *Keyspace) expireShard(s *Shard, now int64, sample int, stop func() boo
 		ks.big.RLock()
 		s.mu.Lock()
 		n, x := ks.expireSample(s, now, sample)
-		left := s.expires
+		left := len(s.ttl)
 		s.mu.Unlock()
 		ks.big.RUnlock()
 		checked += n
@@ -121,32 +108,19 @@ func (ks *Keyspace) expireShard(s *Shard, now int64, sample int, stop func() boo
 }
 
 // expireSample checks up to want keys with a TTL in s (the caller holds
-// it), deleting the expired ones.
+// it), deleting the expired ones. A map's range starts at a random place,
+// so successive samples see different keys, as Redis's random sampling of
+// its expires dictionary does.
 func (ks *Keyspace) expireSample(s *Shard, now int64, want int) (checked, removed int) {
-	if s.expires == 0 {
-		return 0, 0
-	}
-	want = min(want, int(s.expires))
-	budget := want * expireScanFactor
-	if keys, exp := int(s.keys.n), int(s.expires); keys/exp*2*want > budget {
-		// Sparse: scan enough entries to meet want TTL keys on average.
-		budget = min(keys/exp*2*want, expireScanMax)
-	}
-	for k, e := range s.keys.all() {
-		if budget == 0 {
+	for k := range s.ttl {
+		if checked == want {
 			break
 		}
-		budget--
-		if e.Expire == 0 {
-			continue
-		}
+		e := s.keys.getString(ks.keySeed, k)
 		checked++
 		if e.ExpiredAt(now) {
 			ks.expire(s, k, e)
 			removed++
-		}
-		if checked == want {
-			break
 		}
 	}
 	return checked, removed

@@ -126,7 +126,12 @@ type Shard struct {
 	mu      sync.Mutex
 	keys    keyTable
 	watched map[string][]*Watch // keys some client WATCHes
-	expires int32               // keys in this shard with an expiry
+	// ttl holds the keys with an expiry (the table's own strings), for
+	// the active expiry cycle to sample as Redis samples its expires
+	// dictionary: walking the key table instead could take tens of
+	// seconds to come across a few expiring keys among a million others.
+	// nil while there are none.
+	ttl map[string]struct{}
 	// clock is the unix second of the last Lookup in this shard; Set
 	// stamps new entries with it (Set has no clock of its own).
 	clock uint32
@@ -259,7 +264,7 @@ func (s *Shard) Unlock() { s.mu.Unlock() }
 func (s *Shard) Len() int { return s.keys.Len() }
 
 // Expires is the number of keys with an expiry.
-func (s *Shard) Expires() int { return int(s.expires) }
+func (s *Shard) Expires() int { return len(s.ttl) }
 
 // Lookup returns the live entry of key, removing it first if it has expired.
 // The caller holds the shard.
@@ -316,11 +321,11 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	if e.Access == 0 {
 		e.Access = s.clock
 	}
-	old := s.keys.set(ks.keySeed, key, e)
+	old, stored := s.keys.set(ks.keySeed, key, e)
 	if old != nil {
 		e.created = old.created
 		if old.Expire != 0 {
-			ks.delExpire(s)
+			ks.delExpire(s, stored)
 		}
 	} else {
 		e.created = ks.keysCreated.Add(1)
@@ -329,7 +334,7 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 		}
 	}
 	if e.Expire != 0 {
-		ks.addExpire(s)
+		ks.addExpire(s, stored)
 	}
 	if e.Kind == KindList && ks.OnListPush != nil {
 		ks.OnListPush(s.Slot, key)
@@ -343,28 +348,32 @@ func (ks *Keyspace) Set(s *Shard, key []byte, e *Entry) {
 	}
 }
 
-// SetExpire changes the expiry of a stored entry (0 removes it).
-func (ks *Keyspace) SetExpire(s *Shard, e *Entry, at int64) {
+// SetExpire changes the expiry of e, stored under key (0 removes it).
+func (ks *Keyspace) SetExpire(s *Shard, key []byte, e *Entry, at int64) {
 	switch {
 	case e.Expire == 0 && at != 0:
-		ks.addExpire(s)
+		ks.addExpire(s, s.keys.storedKey(ks.keySeed, key))
 	case e.Expire != 0 && at == 0:
-		ks.delExpire(s)
+		ks.delExpire(s, string(key))
 	}
 	e.Expire = at
 }
 
-func (ks *Keyspace) addExpire(s *Shard) {
-	s.expires++
-	if s.expires == 1 {
+// addExpire notes that key (the table's string) has an expiry.
+func (ks *Keyspace) addExpire(s *Shard, key string) {
+	if s.ttl == nil {
+		s.ttl = map[string]struct{}{}
 		ks.expiring.add(s.Slot)
 	}
+	s.ttl[key] = struct{}{}
 }
 
-func (ks *Keyspace) delExpire(s *Shard) {
-	s.expires--
-	if s.expires == 0 {
+// delExpire notes that key no longer has an expiry.
+func (ks *Keyspace) delExpire(s *Shard, key string) {
+	delete(s.ttl, key)
+	if len(s.ttl) == 0 {
 		ks.expiring.remove(s.Slot)
+		s.ttl = nil // a map keeps its buckets after deletes
 	}
 }
 
@@ -378,9 +387,22 @@ func (ks *Keyspace) Delete(s *Shard, key []byte, now int64) bool {
 	return true
 }
 
+// DeleteStored removes key whether or not it has expired, reporting
+// whether it was stored: Redis's dbDelete, which a command that replaces
+// its destination with nothing calls without looking the key up (an
+// expired destination counts as a change then, not as an expiry).
+func (ks *Keyspace) DeleteStored(s *Shard, key []byte) bool {
+	e := s.keys.get(ks.keySeed, key)
+	if e == nil {
+		return false
+	}
+	ks.remove(s, string(key), e)
+	return true
+}
+
 func (ks *Keyspace) remove(s *Shard, key string, e *Entry) {
 	if e.Expire != 0 {
-		ks.delExpire(s)
+		ks.delExpire(s, key)
 	}
 	s.keys.delete(ks.keySeed, key)
 	if s.keys.Len() == 0 {
@@ -471,14 +493,14 @@ func (s *Shard) Keys(fn func(key string, e *Entry) bool) {
 func (ks *Keyspace) Flush(s *Shard) int {
 	n := s.keys.Len()
 	ks.touchAll(s)
-	if s.expires != 0 {
+	if s.ttl != nil {
 		ks.expiring.remove(s.Slot)
 	}
 	if n != 0 {
 		ks.used.remove(s.Slot)
 	}
 	s.keys.reset()
-	s.expires = 0
+	s.ttl = nil
 	if n != 0 && ks.OnStreamReady != nil {
 		ks.OnStreamReady(s.Slot, nil)
 		if ks.OnStreamLater != nil {

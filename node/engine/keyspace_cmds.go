@@ -305,7 +305,7 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 		// as a DEL, and counts it as a change, not as an expiry).
 		c.KS.remove(c.Shard, string(key), e)
 	} else {
-		c.KS.SetExpire(c.Shard, e, when)
+		c.KS.SetExpire(c.Shard, key, e, when)
 	}
 	c.Shard.TouchBytes(key)
 	c.KS.Dirty(1)
@@ -366,7 +366,7 @@ func cmdPersist(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	c.KS.SetExpire(c.Shard, e, 0)
+	c.KS.SetExpire(c.Shard, key, e, 0)
 	c.Shard.TouchBytes(key)
 	c.KS.Dirty(1)
 	c.W.Int(1)
@@ -502,9 +502,9 @@ func cmdFlushall(c *Ctx) {
 	if !parseFlushMode(c) {
 		return
 	}
-	// Redis adds one more change for FLUSHALL itself (it is always
-	// propagated, even on an empty database).
-	c.KS.Dirty(flush(c) + 1)
+	// Only the keys removed count as changes, as in Redis 7.0 (6.x added
+	// one for the command itself).
+	c.KS.Dirty(flush(c))
 	c.W.OK()
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,6 +49,9 @@ func (e *ksEnv) doBytes(args [][]byte) string {
 	keyAt := 1
 	if name == "object" || name == "memory" {
 		name += "|" + strings.ToLower(string(args[1]))
+		keyAt = 2
+	}
+	if name == "bitop" {
 		keyAt = 2
 	}
 	h := e.h[name]
@@ -357,26 +361,117 @@ func TestExpireCycle(t *testing.T) {
 	}
 }
 
-// TestExpireCycleSparse: a few keys with a TTL among very many without,
-// in one slot, are found by the active cycle within a few cycles, though
-// a sample walks only part of the shard's table.
+// TestExpireCycleSparse: keys with a TTL among very many without, in one
+// slot, are all removed by one cycle once they have expired, as Redis's
+// sampling of its expires dictionary removes them: a sample looks only at
+// keys that have a TTL.
 func TestExpireCycleSparse(t *testing.T) {
 	e := newKsEnv(t)
-	for i := range 100_000 {
+	for i := range 300_000 {
 		e.set("{x}k"+strconv.Itoa(i), "v", 0)
 	}
-	for i := range 10 {
+	for i := range 2000 {
 		e.set("{x}t"+strconv.Itoa(i), "v", ksEnvNow+1)
 	}
-	removed, cycles := 0, 0
-	for ; removed < 10 && cycles < 200; cycles++ {
-		removed += e.ks.ExpireCycleWithin(ksEnvNow+2, 20, func() bool { return false })
+	if n := e.ks.ExpireCycleWithin(ksEnvNow+2, 20, func() bool { return false }); n != 2000 {
+		t.Fatalf("one cycle removed %d of the 2000 expired keys", n)
 	}
-	if removed != 10 {
-		t.Fatalf("after %d cycles %d of the 10 expired keys removed", cycles, removed)
+	if got := e.do("DBSIZE"); got != ksInt(300_000) {
+		t.Errorf("DBSIZE = %q, want 300000", got)
 	}
-	if got := e.do("DBSIZE"); got != ksInt(100_000) {
-		t.Errorf("DBSIZE = %q, want 100000", got)
+	if got := e.ks.expiring.count(); got != 0 {
+		t.Errorf("expiring shards = %d, want 0", got)
+	}
+}
+
+// TestTTLIndex: the shard's index of keys with a TTL follows every way a
+// key gains or loses one (SET EX, EXPIRE, PERSIST, SET without KEEPTTL,
+// SET KEEPTTL, overwrite by another type, DEL, RENAME, COPY, GETEX,
+// FLUSHALL), so the active cycle finds exactly the keys that have one.
+func TestTTLIndex(t *testing.T) {
+	e := newKsEnv(t)
+	const later = ksEnvNow + 1_000_000
+	steps := [][]string{
+		{"SET", "{s}a", "v", "PX", "1000000"},
+		{"SET", "{s}b", "v"},
+		{"PEXPIRE", "{s}b", "1000000"},
+		{"SET", "{s}c", "v", "PX", "1000000"},
+		{"PERSIST", "{s}c"},
+		{"SET", "{s}d", "v", "PX", "1000000"},
+		{"SET", "{s}d", "w"},
+		{"SET", "{s}e", "v", "PX", "1000000"},
+		{"SET", "{s}e", "w", "KEEPTTL"},
+		{"SET", "{s}f", "v", "PX", "1000000"},
+		{"DEL", "{s}f"},
+		{"SET", "{s}g", "v", "PX", "1000000"},
+		{"RENAME", "{s}g", "{s}h"},
+		{"COPY", "{s}h", "{s}i"},
+		{"SET", "{s}j", "v"},
+		{"GETEX", "{s}j", "PX", "1000000"},
+		{"GETEX", "{s}a", "PERSIST"},
+		{"SET", "{s}k", "v", "PX", "1000000"},
+		{"RPUSH", "{s}l", "x"},
+		{"PEXPIRE", "{s}l", "1000000"},
+		{"SET", "{s}m", "v", "PX", "1000000"},
+		{"RENAME", "{s}b", "{s}m"},
+	}
+	for _, st := range steps {
+		e.do(st...)
+	}
+	want := []string{"{s}e", "{s}h", "{s}i", "{s}j", "{s}k", "{s}l", "{s}m"}
+	sh := e.ks.ShardOf([]byte("{s}"))
+	var got []string
+	for k := range sh.ttl {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) || sh.Expires() != len(want) {
+		t.Fatalf("keys with a TTL %q (count %d), want %q", got, sh.Expires(), want)
+	}
+	if n := e.ks.ExpireCycleWithin(later+1, 20, func() bool { return false }); n != len(want) {
+		t.Errorf("cycle after every TTL removed %d, want %d", n, len(want))
+	}
+	if got := e.do("DBSIZE"); got != ksInt(3) { // a, c and d
+		t.Errorf("DBSIZE = %q, want 3", got)
+	}
+	e.do("SET", "{s}n", "v", "PX", "1000000")
+	e.do("FLUSHALL")
+	if sh.ttl != nil || sh.Expires() != 0 {
+		t.Errorf("after FLUSHALL: ttl %v, expires %d", sh.ttl, sh.Expires())
+	}
+}
+
+// TestEmptyResultOntoExpiredDestination: BITOP and SORT ... STORE with an
+// empty result delete their destination as Redis's dbDelete does, expired
+// or not: an expired one counts as a change, not as an expired key. A
+// non-empty result looks the destination up first (setKey), so there it
+// expires.
+func TestEmptyResultOntoExpiredDestination(t *testing.T) {
+	tests := []struct {
+		cmd             []string
+		reply           string
+		expired, change int64
+	}{
+		{[]string{"BITOP", "OR", "{t}dst", "{t}none"}, ksInt(0), 0, 1},
+		{[]string{"BITOP", "NOT", "{t}dst", "{t}none"}, ksInt(0), 0, 1},
+		{[]string{"SORT", "{t}none", "STORE", "{t}dst"}, ksInt(0), 0, 1},
+		{[]string{"BITOP", "OR", "{t}dst", "{t}src"}, ksInt(1), 1, 1},
+	}
+	for _, tt := range tests {
+		e := newKsEnv(t)
+		e.set("{t}src", "v", 0)
+		e.set("{t}dst", "v", ksEnvNow+1)
+		e.now = ksEnvNow + 10
+		expired0, changes0 := e.ks.Stats.ExpiredKeys.Load(), e.ks.Changes()
+		if got := e.do(tt.cmd...); got != tt.reply {
+			t.Errorf("%q: %q, want %q", tt.cmd, got, tt.reply)
+		}
+		if x, c := e.ks.Stats.ExpiredKeys.Load()-expired0, e.ks.Changes()-changes0; x != tt.expired || c != tt.change {
+			t.Errorf("%q: expired_keys +%d, changes +%d; want +%d, +%d", tt.cmd, x, c, tt.expired, tt.change)
+		}
+		if got, want := e.do("EXISTS", "{t}dst"), ksInt(int64(tt.reply[1]-'0')); got != want {
+			t.Errorf("%q: EXISTS dst %q, want %q", tt.cmd, got, want)
+		}
 	}
 }
 

@@ -100,18 +100,28 @@ func (t *keyTable) getString(seed maphash.Seed, key string) *Entry {
 
 // set stores e (not nil) under key, copying key only when it is new, and
 // returns the entry it replaced, or nil.
-func (t *keyTable) set(seed maphash.Seed, key []byte, e *Entry) (old *Entry) {
+func (t *keyTable) set(seed maphash.Seed, key []byte, e *Entry) (old *Entry, stored string) {
 	h := hashKeyBytes(seed, key)
 	if sl := find(t, h, key); sl != nil {
 		old, sl.e = sl.e, e
-		return old
+		return old, sl.key
 	}
 	if (int(t.used)+1)*keyTableMaxDen > len(t.slots)*keyTableMaxNum || t.sparse() {
 		t.rebuild(int(t.n) + 1)
 	}
-	t.place(h, string(key), e)
+	stored = string(key)
+	t.place(h, stored, e)
 	t.n++
-	return nil
+	return nil, stored
+}
+
+// storedKey returns the table's own copy of key, or "" if it is not
+// there: other indexes share it rather than copy the key again.
+func (t *keyTable) storedKey(seed maphash.Seed, key []byte) string {
+	if sl := find(t, hashKeyBytes(seed, key), key); sl != nil {
+		return sl.key
+	}
+	return ""
 }
 
 // place puts a new key in the first free or tombstone slot of its probe

@@ -33,9 +33,9 @@ func TestKeyTableModel(t *testing.T) {
 			"set": func(rt *rapid.T) {
 				k := key.Draw(rt, "key")
 				e := &Entry{Str: []byte(k)}
-				old := tab.set(seed, []byte(k), e)
-				if old != model[k] {
-					rt.Fatalf("set %q replaced %p, model %p", k, old, model[k])
+				old, stored := tab.set(seed, []byte(k), e)
+				if old != model[k] || stored != k || tab.storedKey(seed, []byte(k)) != k {
+					rt.Fatalf("set %q replaced %p (stored %q), model %p", k, old, stored, model[k])
 				}
 				model[k] = e
 				check("set")

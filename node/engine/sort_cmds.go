@@ -206,7 +206,7 @@ func sortCompare(desc, alpha, stored bool) func(a, b sortItem) int {
 // TTL), or an empty result deletes dst; the reply is their count.
 func sortStore(c *Ctx, dst []byte, items []sortItem) {
 	if len(items) == 0 {
-		if c.KS.Delete(c.Shard, dst, c.Now) {
+		if c.KS.DeleteStored(c.Shard, dst) { // dbDelete: see BITOP
 			c.Shard.TouchBytes(dst)
 			c.KS.Dirty(1)
 		}

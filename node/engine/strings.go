@@ -110,7 +110,7 @@ func storeString(c *Ctx, key []byte, old *Entry, val []byte, enc Encoding, keepT
 		old.SetStrBytes(reuseBuf(old.Str, val))
 		old.Enc = enc
 		if !keepTTL && old.Expire != 0 {
-			c.KS.SetExpire(c.Shard, old, 0)
+			c.KS.SetExpire(c.Shard, key, old, 0)
 		}
 		return old
 	}

@@ -167,7 +167,7 @@ func setGeneric(c *Ctx, o setOptions, key, val []byte, cmd string, r setReplies)
 	}
 	e = storeString(c, key, e, val, stringEncoding(val), o.flags&optKeepTTL != 0)
 	if o.expire != nil {
-		c.KS.SetExpire(c.Shard, e, at)
+		c.KS.SetExpire(c.Shard, key, e, at)
 	}
 	changed(c, key)
 	if o.flags&optGet == 0 {
@@ -255,10 +255,10 @@ func cmdGetex(c *Ctx) {
 		c.KS.Delete(c.Shard, key, c.Now)
 		changed(c, key)
 	case o.expire != nil:
-		c.KS.SetExpire(c.Shard, e, at)
+		c.KS.SetExpire(c.Shard, key, e, at)
 		changed(c, key)
 	case o.flags&optPersist != 0 && e.Expire != 0:
-		c.KS.SetExpire(c.Shard, e, 0)
+		c.KS.SetExpire(c.Shard, key, e, 0)
 		changed(c, key)
 	}
 }
