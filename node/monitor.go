@@ -22,7 +22,9 @@ func (s *Server) cmdMonitor(c *client, _ [][]byte) {
 	if c.monitor {
 		return // ignored, without a reply, as by Redis
 	}
-	c.w.OK()
+	if c.reply != replyOff && c.reply != replySkipThis {
+		c.w.OK() // CLIENT REPLY OFF or SKIP silences it like any reply
+	}
 	// The OK goes before any line another client's command may send.
 	if !c.flush() {
 		c.closing = true

@@ -61,8 +61,8 @@ type client struct {
 	// client.
 	paused atomic.Bool
 	// monitor is set by MONITOR, monitorStart until its reply is written
-	// and other clients' lines may follow; ownLines are the lines of its
-	// own commands, written after their replies (monitor.go).
+	// and other clients' lines may follow; ownLines is the line of its
+	// own command, put after the command's reply (handle).
 	monitor, monitorStart bool
 	ownLines              []byte
 	// fedCmd is the command being handled once it is routed, for the
@@ -325,7 +325,7 @@ func (s *Server) serveClient(c *client) {
 		}
 		c.finishBatch()
 		c.refusedBatchEnd()
-		if !c.flush() || !c.writeOwnLines() {
+		if !c.flush() {
 			return
 		}
 		if c.monitorStart {

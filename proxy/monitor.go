@@ -41,24 +41,13 @@ func (c *client) stopMonitor() {
 }
 
 // feedMonitors shows a command c sent to the monitors: to c itself, if it
-// monitors, once the batch's replies are written (writeOwnLines).
+// monitors, right after the command's reply (handle).
 func (c *client) feedMonitors(cmd *slots.Command, args [][]byte) {
 	now := c.srv.opts.Now()
 	if c.monitor && !c.closing && monitor.Shown(cmd) {
 		c.ownLines = monitor.AppendLine(c.ownLines, c.raddr, cmd, args, now)
 	}
 	c.srv.monitors.Feed(c.nc, c.raddr, cmd, args, now)
-}
-
-// writeOwnLines writes the lines of a monitor's own commands, after their
-// replies.
-func (c *client) writeOwnLines() bool {
-	if len(c.ownLines) == 0 {
-		return true
-	}
-	_, err := c.nc.Write(c.ownLines)
-	c.ownLines = c.ownLines[:0]
-	return err == nil
 }
 
 // monitored is a queued command to show when EXEC sends its transaction.

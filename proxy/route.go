@@ -122,6 +122,13 @@ func (c *client) handle(args [][]byte) {
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
+	if len(c.ownLines) > 0 {
+		// A monitor's own line follows its command's reply, before the
+		// next command's: the batch ends here.
+		c.finishBatch()
+		c.w.B = append(c.w.B, c.ownLines...)
+		c.ownLines = c.ownLines[:0]
+	}
 	if c.finishAfter {
 		c.finishAfter = false
 		c.finishBatch()

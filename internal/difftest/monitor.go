@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"fmt"
 	"regexp"
 	"testing"
 )
@@ -106,6 +107,40 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 		m2.Compare(t, []string{want, "(pipelined after MONITOR)"}, a, b)
 	}
 	CompareMonitorLines(t, m2, 1) // its PING
+
+	// In one write: CLIENT REPLY SKIP silences MONITOR's OK; each of
+	// the monitor's own commands is followed by its line, not the
+	// batch's lines by the batch's replies; RESET ends the lines, so
+	// none reaches the reply of a later command.
+	m3 := p.NewConnProto(t, proto)
+	var batch []byte
+	cmds := [][]string{{"CLIENT", "REPLY", "SKIP"}, {"MONITOR"}, {"PING"}, {"ECHO", "x"}, {"RESET"}, {"GET", "{k}a"}}
+	for _, cmd := range cmds {
+		batch = fmt.Appendf(batch, "*%d\r\n", len(cmd))
+		for _, a := range cmd {
+			batch = fmt.Appendf(batch, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	for _, conn := range []*Conn{m3.Redis, m3.Node} {
+		if err := conn.WriteRaw(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// PONG, PING's line, x, ECHO's line, RESET, GET's value.
+	for i := range 6 {
+		a, errA := m3.Redis.Receive()
+		b, errB := m3.Node.Receive()
+		if errA != nil || errB != nil {
+			t.Fatalf("pipelined monitor reply %d: redis %v (%v), server %v (%v)", i, a, errA, b, errB)
+		}
+		for _, v := range []*Value{&a, &b} {
+			if v.Kind == SimpleString {
+				v.Str = monitorHead.ReplaceAll(v.Str, []byte("T [0 ADDR] "))
+			}
+		}
+		m3.Compare(t, []string{"(pipelined monitor reply)"}, a, b)
+	}
+	m3.Do(t, "PING") // nothing left over before its reply
 }
 
 // monitorHead is the per-server part of a monitor line: time and address.
