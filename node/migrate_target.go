@@ -117,7 +117,7 @@ func (m *migrator) cmdMigrateTarget(c *client, sub string, args [][]byte) {
 			b = append(p, b...)
 			delete(in.partial, key)
 		}
-		e, err := engine.DecodeEntry(b)
+		e, err := engine.DecodeLoaded(b)
 		if err != nil {
 			c.w.Error("ERR bad migrated value for key: " + err.Error())
 			return

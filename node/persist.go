@@ -90,6 +90,9 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 			return err
 		}
 	}
+	// Replay ran each command at its logged time; the keys' idle times
+	// count from the load, as after Redis's.
+	ks.StampAccess(uint32(s.opts.Now().Unix()))
 	s.saves.mu.Lock() // INFO reads it, also while loading
 	s.saves.keysLoaded = int64(ld.keys) + s.saves.keysLoaded
 	s.saves.mu.Unlock()
@@ -137,7 +140,7 @@ func (s *Server) replayRecord(r *aof.Record, f *replayFilter, out *resp.Writer) 
 		if len(r.Cmds) != 1 || len(r.Cmds[0]) != 2 {
 			return fmt.Errorf("record %d: malformed install", r.LSN)
 		}
-		e, err := engine.DecodeEntry(r.Cmds[0][1])
+		e, err := engine.DecodeLoaded(r.Cmds[0][1])
 		if err != nil {
 			return fmt.Errorf("record %d: %w", r.LSN, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -414,5 +415,94 @@ func blockSnapshots(ffs *aof.FaultFS) (release func()) {
 			ffs.FailOp(nil)
 			close(gate)
 		})
+	}
+}
+
+// TestLoadedStringsEncodedAfresh: strings loaded from a snapshot get the
+// encoding Redis gives a loaded string (tryObjectEncoding in
+// rdbLoadObject), not the one their edits left; replaying logged
+// commands, as Redis's plain AOF replay does, leaves what the commands
+// make.
+func TestLoadedStringsEncodedAfresh(t *testing.T) {
+	setup := [][]string{
+		{"SET", "l", "5"}, {"APPEND", "l", "x"},
+		{"SET", "i", "77"}, {"SETRANGE", "i", "0", "7"},
+		{"SET", "m", "abc"}, {"APPEND", "m", ""},
+		{"SET", "r", strings.Repeat("r", 45)},
+	}
+	encodings := func(c *difftest.Conn) []string {
+		var out []string
+		for _, k := range []string{"l", "i", "m", "r"} {
+			out = append(out, mustDo(t, c, "OBJECT", "ENCODING", k).Text())
+		}
+		return append(out, mustDo(t, c, "OBJECT", "REFCOUNT", "i").Text())
+	}
+	for _, tt := range []struct {
+		name string
+		opts func(dir string) node.Options
+		save []string
+		want string
+	}{
+		{"snapshot", func(dir string) node.Options { return node.Options{Dir: dir} }, []string{"SAVE"},
+			"embstr int embstr raw 2147483647"},
+		{"rewritten log", func(dir string) node.Options {
+			return node.Options{Dir: dir, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}
+		}, []string{"BGREWRITEAOF"}, "embstr int embstr raw 2147483647"},
+		{"log replay", func(dir string) node.Options {
+			return node.Options{Dir: dir, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always}}
+		}, nil, "raw raw raw raw 1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, addr, stop := nodetest.Start(t, tt.opts(dir), nil)
+			c := dial(t, addr, 2)
+			for _, args := range setup {
+				mustDo(t, c, args...)
+			}
+			if got := strings.Join(encodings(c), " "); got != "raw raw raw raw 1" {
+				t.Fatalf("before the restart: %s", got)
+			}
+			if tt.save != nil {
+				mustDo(t, c, tt.save...)
+				if tt.save[0] == "BGREWRITEAOF" {
+					waitField(t, c, "aof_rewrites", "1")
+					waitField(t, c, "aof_rewrite_in_progress", "0")
+				}
+			}
+			stop()
+			_, addr, _ = nodetest.Start(t, tt.opts(dir), nil)
+			if got := strings.Join(encodings(dial(t, addr, 2)), " "); got != tt.want {
+				t.Errorf("after the restart: %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIdleTimeCountsFromLoad: keys replayed from the log at their logged
+// times are idle from the load on, as after Redis's AOF load.
+func TestIdleTimeCountsFromLoad(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli())
+	dir := t.TempDir()
+	opts := node.Options{Dir: dir, AOF: &node.AOFOptions{Dir: dir, Policy: aof.Always},
+		Now: func() time.Time { return time.UnixMilli(clock.Load()) }}
+	_, addr, stop := nodetest.Start(t, opts, nil)
+	c := dial(t, addr, 2)
+	mustDo(t, c, "SET", "s", "v")
+	mustDo(t, c, "SET", "n", "5")
+	mustDo(t, c, "RPUSH", "l", "a")
+	clock.Add(100_000)
+	if v := mustDo(t, c, "OBJECT", "IDLETIME", "s"); v.Int != 100 {
+		t.Fatalf("IDLETIME before the restart: %v, want 100", v)
+	}
+	stop()
+	clock.Add(50_000)
+	_, addr, _ = nodetest.Start(t, opts, nil)
+	c = dial(t, addr, 2)
+	clock.Add(7_000)
+	for _, k := range []string{"s", "n", "l"} {
+		if v := mustDo(t, c, "OBJECT", "IDLETIME", k); v.Int != 7 {
+			t.Errorf("IDLETIME %s 7 s after the load: %v", k, v)
+		}
 	}
 }

@@ -163,7 +163,7 @@ func (ld *snapshotLoader) Entry(key, value []byte) error {
 	if int(slots.Slot(key)) != ld.cur {
 		return fmt.Errorf("snapshot: key %q is in slot %d, listed under slot %d", key, slots.Slot(key), ld.cur)
 	}
-	e, err := engine.DecodeEntry(value)
+	e, err := engine.DecodeLoaded(value)
 	if err != nil {
 		return fmt.Errorf("snapshot: key %q: %w", key, err)
 	}

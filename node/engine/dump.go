@@ -354,6 +354,20 @@ func appendStream(dst []byte, s *Stream) []byte {
 	return dst
 }
 
+// DecodeLoaded is DecodeEntry for a value being loaded into a keyspace (a
+// snapshot or log at start-up, a key moved in from another node): a
+// string's encoding is chosen afresh, as Redis's rdbLoadObject does with
+// tryObjectEncoding, so that after a restart or a move "5x" made by
+// APPEND is embstr rather than raw, and "77" made by SETRANGE is a
+// (shared) int.
+func DecodeLoaded(b []byte) (*Entry, error) {
+	e, err := DecodeEntry(b)
+	if err == nil && e.Kind == KindString && e.Val == nil {
+		e.Enc = stringEncoding(e.Str)
+	}
+	return e, err
+}
+
 // DecodeEntry parses what AppendEntry wrote, returning a new independent
 // Entry (sharing no memory with b), or an error (never a panic) for any
 // malformed, truncated or hostile input: ErrDumpVersion, ErrDumpChecksum

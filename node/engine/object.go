@@ -72,6 +72,21 @@ func sharedInt(e *Entry) int {
 // touchShared records an access of e's shared integer, if it is one. The
 // store is skipped within the same second, so that keys read on many
 // cores do not keep writing one cache line.
+// StampAccess sets every key's access time, and the shared integers', to
+// sec: a load that replayed commands at their logged times ends as if
+// its keys had been made when it ran, as Redis's load makes them. The
+// caller holds the whole keyspace.
+func (ks *Keyspace) StampAccess(sec uint32) {
+	for slot := ks.used.next(0); slot >= 0; slot = ks.used.next(slot + 1) {
+		for _, e := range ks.shards[slot].keys.all() {
+			e.Access = sec
+		}
+	}
+	for i := range ks.sharedAccess {
+		ks.sharedAccess[i].Store(sec)
+	}
+}
+
 func (ks *Keyspace) touchShared(e *Entry, sec uint32) {
 	if v := sharedInt(e); v >= 0 && ks.sharedAccess[v].Load() != sec {
 		ks.sharedAccess[v].Store(sec)
