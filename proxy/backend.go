@@ -348,10 +348,19 @@ func (c *nodeConn) readLoop() {
 					continue
 				}
 				if i < len(done) {
-					if buf[p] == '-' && bytes.HasPrefix(buf[p:p+l], loadingReply) {
-						c.node.noteLoading()
+					reply := buf[p : p+l]
+					if reply[0] == '-' {
+						if bytes.HasPrefix(reply, loadingReply) {
+							c.node.noteLoading()
+						} else if bytes.HasPrefix(reply, noAuthReply) && c.node.srv.opts.NodePassword == "" {
+							// No AUTH of the client's could cure it
+							// (the proxy answers AUTH): the node is
+							// unreachable, as with a wrong password.
+							reply = clusterDownReply
+							err = errWantsPassword
+						}
 					}
-					done[i].complete(buf[p : p+l])
+					done[i].complete(reply)
 					i++
 				}
 				p += l
@@ -372,7 +381,22 @@ func (c *nodeConn) readLoop() {
 		}
 	}
 	c.fail(err)
+	if errors.Is(err, errWantsPassword) {
+		p := c.node
+		p.mu.Lock()
+		p.markDown(err)
+		p.mu.Unlock()
+	}
 }
+
+// noAuthReply starts a node's reply to a command sent on a connection that
+// has not authenticated; errWantsPassword is the node's error then, with
+// no --node-password.
+var (
+	noAuthReply      = []byte("-NOAUTH ")
+	clusterDownReply = []byte("-" + resp.ErrClusterDownSlot + "\r\n")
+	errWantsPassword = errors.New("the node wants a password (--node-password)")
+)
 
 // fail marks the connection broken, closes it and fails every waiting
 // request with an error naming the node.
@@ -925,12 +949,6 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 	if proto == 3 {
 		cmds = append(cmds, [][]byte{[]byte("HELLO"), []byte("3")})
 	}
-	// Without a password, a PING finds out a node that wants one (it
-	// answers NOAUTH) before a client's command would: the node is then
-	// unreachable, as with a wrong password, rather than answering every
-	// client NOAUTH that no AUTH of theirs could cure. HELLO 3 does the
-	// same.
-	ping = ping || o.NodePassword == "" && proto == 2
 	if ping {
 		cmds = append(cmds, [][]byte{[]byte("PING")})
 	}
@@ -967,8 +985,8 @@ func (p *nodePool) handshake(ctx context.Context, proto int, ping bool) (net.Con
 			if bytes.HasPrefix(v.Str, []byte(resp.ErrMaxClients)) {
 				return nil, errNodeFull
 			}
-			if bytes.HasPrefix(v.Str, []byte("NOAUTH ")) {
-				return nil, fmt.Errorf("the node wants a password (--node-password): %s", v.Str)
+			if bytes.HasPrefix(v.Str, noAuthReply[1:]) {
+				return nil, fmt.Errorf("%w: %s", errWantsPassword, v.Str)
 			}
 			return nil, fmt.Errorf("node refused the handshake: %s", v.Str)
 		}
