@@ -130,6 +130,7 @@ type blocker struct {
 	// serveLater), and whether a goroutine is serving them.
 	laterMu      sync.Mutex
 	later        []uint16
+	laterQueued  [slots.Count]bool // slots in later
 	laterRunning bool
 }
 
@@ -150,8 +151,33 @@ func (b *blocker) setWaiters(slot uint16, sw *slotWaiters) {
 
 // slotWaiters are the queues of one slot.
 type slotWaiters struct {
-	keys  map[string]*list.List // FIFO of *waiter per key
-	ready []string              // keys that got elements during the current command
+	keys map[string]*list.List // FIFO of *waiter per key
+	// ready are the keys that got elements during the current command,
+	// in that order (Redis serves them so); readySet holds the same keys,
+	// so that noting one is not a walk of the others (a FLUSHALL notes
+	// every waited key).
+	ready    []string
+	readySet map[string]struct{}
+}
+
+// markReady notes key as ready unless it is already.
+func (sw *slotWaiters) markReady(key string) {
+	if _, ok := sw.readySet[key]; ok {
+		return
+	}
+	if sw.readySet == nil {
+		sw.readySet = map[string]struct{}{}
+	}
+	sw.readySet[key] = struct{}{}
+	sw.ready = append(sw.ready, key)
+}
+
+// popReady takes the first ready key, which may then be noted again.
+func (sw *slotWaiters) popReady() string {
+	key := sw.ready[0]
+	sw.ready = sw.ready[1:]
+	delete(sw.readySet, key)
+	return key
 }
 
 // onPush is the keyspace's OnListPush hook: it notes key if a client
@@ -161,12 +187,7 @@ func (b *blocker) onPush(slot uint16, key []byte) {
 	if sw == nil || sw.keys[string(key)] == nil {
 		return
 	}
-	for _, k := range sw.ready {
-		if k == string(key) {
-			return
-		}
-	}
-	sw.ready = append(sw.ready, string(key))
+	sw.markReady(string(key))
 }
 
 // finish moves w from waiting to state, reporting whether this call did
@@ -254,11 +275,9 @@ func (s *Server) serveBlocked(sh *engine.Shard, now int64) {
 		return
 	}
 	for len(sw.ready) > 0 {
-		key := sw.ready[0]
-		sw.ready = sw.ready[1:]
-		s.serveKey(sh, sw, key, now)
+		s.serveKey(sh, sw, sw.popReady(), now)
 	}
-	sw.ready = nil
+	sw.ready, sw.readySet = nil, nil
 	if len(sw.keys) == 0 {
 		s.blk.setWaiters(sh.Slot, nil)
 	}

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"slices"
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
@@ -111,9 +110,7 @@ func (b *blocker) onStreamReady(slot uint16, key []byte) {
 		return
 	}
 	for k := range sw.keys {
-		if !slices.Contains(sw.ready, k) {
-			sw.ready = append(sw.ready, k)
-		}
+		sw.markReady(k)
 	}
 }
 
@@ -167,7 +164,8 @@ func (s *Server) serveLater(slot uint16) {
 	}
 	b := &s.blk
 	b.laterMu.Lock()
-	if !slices.Contains(b.later, slot) {
+	if !b.laterQueued[slot] {
+		b.laterQueued[slot] = true
 		b.later = append(b.later, slot)
 	}
 	start := !b.laterRunning
@@ -190,6 +188,7 @@ func (s *Server) runLater() {
 		}
 		slot := b.later[0]
 		b.later = b.later[1:]
+		b.laterQueued[slot] = false
 		b.laterMu.Unlock()
 
 		now := s.opts.Now().UnixMilli()

@@ -439,3 +439,81 @@ func TestDiffQueryBufferLimit(t *testing.T) {
 	})
 	difftest.QueryBufferScenario(t, p)
 }
+
+// blockOnKeys sends BLPOP over n keys of one slot from c and waits until
+// the node counts it blocked.
+func blockOnKeys(tb testing.TB, c, ctl *difftest.Conn, n int) {
+	tb.Helper()
+	args := []string{"BLPOP"}
+	for i := range n {
+		args = append(args, fmt.Sprintf("{b}k%d", i))
+	}
+	bs := make([][]byte, 0, len(args)+1)
+	for _, a := range append(args, "0") {
+		bs = append(bs, []byte(a))
+	}
+	if err := c.Send(bs...); err != nil {
+		tb.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		v, err := ctl.DoStrings("INFO", "clients")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if strings.Contains(v.Text(), "\r\nblocked_clients:1\r\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the BLPOP over %d keys never blocked", n)
+		}
+	}
+}
+
+// TestFlushallWithManyWaitedKeys: FLUSHALL notes every waited key as ready
+// (a stream reader's key may be gone); a client waiting on thousands of
+// list keys stays blocked through it and is served by the next push.
+func TestFlushallWithManyWaitedKeys(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	c, ctl := connDial(t, addr, 2), connDial(t, addr, 2)
+	blockOnKeys(t, c, ctl, 5000)
+	if v, err := ctl.DoStrings("SET", "{b}x", "1"); err != nil || v.Text() != "OK" {
+		t.Fatalf("SET: %v %v", v, err)
+	}
+	if v, err := ctl.DoStrings("FLUSHALL"); err != nil || v.Text() != "OK" {
+		t.Fatalf("FLUSHALL: %v %v", v, err)
+	}
+	if v, err := ctl.DoStrings("RPUSH", "{b}k4321", "x"); err != nil || v.Int != 1 {
+		t.Fatalf("RPUSH: %v %v", v, err)
+	}
+	v, err := c.Receive()
+	if err != nil || len(v.Elems) != 2 || v.Elems[0].Text() != "{b}k4321" || v.Elems[1].Text() != "x" {
+		t.Fatalf("BLPOP after FLUSHALL and a push: %v %v", v, err)
+	}
+}
+
+// BenchmarkFlushallWithWaitedKeys is FLUSHALL while one client waits on
+// 10,000 keys of a slot that holds a key (each waited key is noted ready
+// once, not by a walk of the keys noted before it).
+func BenchmarkFlushallWithWaitedKeys(b *testing.B) {
+	_, addr, _ := nodetest.Start(b, node.Options{}, nil)
+	dialB := func() *difftest.Conn {
+		c, err := difftest.DialProto(addr, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		return c
+	}
+	c, ctl := dialB(), dialB()
+	blockOnKeys(b, c, ctl, 10000)
+	b.ResetTimer()
+	for range b.N {
+		// A key in the slot: flushing it notes the slot's waited keys.
+		if v, err := ctl.DoStrings("SET", "{b}x", "1"); err != nil || v.Text() != "OK" {
+			b.Fatalf("SET: %v %v", v, err)
+		}
+		if v, err := ctl.DoStrings("FLUSHALL"); err != nil || v.Text() != "OK" {
+			b.Fatalf("FLUSHALL: %v %v", v, err)
+		}
+	}
+}
