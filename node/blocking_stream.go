@@ -1,7 +1,6 @@
 package node
 
 import (
-
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/node/engine"
 )

@@ -113,9 +113,12 @@ func (s *Server) loadAOF(o *AOFOptions) error {
 			return fmt.Errorf("node: writing %s into the new append-only log: %w", snapshotFileName, err)
 		}
 	}
+	// Auto-rewrite measures growth from the base alone, as Redis 7.0 sets
+	// aof_rewrite_base_size to the BASE file's size when it loads: a node
+	// restarted before its log doubled still compacts it past the minimum.
 	ls := l.Stats()
 	s.saves.mu.Lock()
-	s.saves.rewriteBase = ls.BaseSize + ls.LogsSize
+	s.saves.rewriteBase = ls.BaseSize
 	s.saves.mu.Unlock()
 	return nil
 }
