@@ -351,7 +351,15 @@ func (c *nodeConn) readLoop() {
 					reply := buf[p : p+l]
 					if reply[0] == '-' {
 						if bytes.HasPrefix(reply, loadingReply) {
+							// Its slots are not served yet, as a Redis
+							// Cluster says of a master that is not
+							// back: one Redis never answers part of a
+							// pipeline LOADING, and a client that reads
+							// LOADING as a lost connection (redis-py)
+							// would send the commands that did run
+							// again.
 							c.node.noteLoading()
+							reply = clusterDownReply
 						} else if bytes.HasPrefix(reply, noAuthReply) && c.node.srv.opts.NodePassword == "" {
 							// No AUTH of the client's could cure it
 							// (the proxy answers AUTH): the node is

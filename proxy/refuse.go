@@ -76,7 +76,7 @@ func (p *pipelineRefusal) batchReset() { p.headPreset = false }
 // settleHead runs a pipeline's first command on its own, while a node is
 // down, and refuses the rest if its reply is one a cluster client retries
 // the whole pipeline for: a fan-out's or a segmented bitmap's CLUSTERDOWN
-// (the proxy's own, for the node out of reach), or a node's LOADING or
+// (the proxy's own, for the node out of reach or loading), or a node's
 // TRYAGAIN passed on. The request of a keyed first command is refused
 // before anything is sent (sendQueued); the others' replies are known
 // only once they ran. It costs a round trip per pipeline, only while a

@@ -161,9 +161,11 @@ func TestClusterClientPipelineRunsOnce(t *testing.T) {
 
 // TestLoadingNodeRefusesPipelines: a node answering LOADING counts as
 // down for pipeline refusals, so a go-redis ClusterClient, which retries
-// a whole pipeline whose first command gets LOADING, does not run the
+// a whole pipeline whose first command gets CLUSTERDOWN, does not run the
 // commands for the other nodes again with every retry (at most the first
-// attempt, sent before the proxy had seen a LOADING, runs them).
+// attempt, sent before the proxy had seen a LOADING, runs them). The
+// loading node's slots answer CLUSTERDOWN, not LOADING: a pipeline led by
+// a live node's command gets that for the loading node's command only.
 func TestLoadingNodeRefusesPipelines(t *testing.T) {
 	loading := fakeNode(t, func(nc net.Conn) {
 		serveCommands(nc, func(args [][]byte) string {
@@ -198,6 +200,18 @@ func TestLoadingNodeRefusesPipelines(t *testing.T) {
 	})
 	if err != nil || cmds[1].(*redis.IntCmd).Val() < 1 {
 		t.Errorf("pipeline led by a live node's command: %v %v", cmds, err)
+	}
+	c := dial(t, addr, 2)
+	if err := c.WriteRaw(pipeline(3, func(i int) []string {
+		return [][]string{{"INCR", k2}, {"INCR", k1}, {"INCR", keyOnNode(t, topo, 0, "n")}}[i]
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"int", resp.ErrClusterDownSlot, "int"} {
+		v, err := c.Receive()
+		if err != nil || (want == "int") != (v.Kind == difftest.Integer) || want != "int" && v.Text() != want {
+			t.Errorf("reply %d of a pipeline with the loading node's command second: %v %v, want %s", i, v, err, want)
+		}
 	}
 }
 
