@@ -498,8 +498,12 @@ func TestClusterSlotlessNodeDown(t *testing.T) {
 	e.nodes[3] = relay.Addr
 	e.src.Set(e.view(&tab, nil))
 	c := dial(t, e.addr, 2)
+	// The whole table applied: the last range too (INFO reads the slots
+	// as they are being set).
 	waitFor(t, "the slotless node in INFO nodes", promptly, func() bool {
-		return strings.Contains(do(t, c, "INFO", "nodes").Text(), "addr="+relay.Addr+",slots=,status=up")
+		info := do(t, c, "INFO", "nodes").Text()
+		return strings.Contains(info, "addr="+relay.Addr+",slots=,status=up") &&
+			strings.Contains(info, "addr="+e.nodes[2]+",slots=10922-16383,")
 	})
 	keys := []string{keyIn("a", 0, 5000), keyIn("b", 5600, 10000), keyIn("c", 11000, 16383)}
 	for _, k := range keys {
