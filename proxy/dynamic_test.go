@@ -76,6 +76,16 @@ func (e *viewEnv) view(tab *proxytest.Slots, states map[int]cluster.State, extra
 	return proxytest.View(e.self, append(ms, extra...), tab)
 }
 
+// thirds is a table giving the first three nodes Redis Cluster's three
+// ranges (0-5460, 5461-10921, 10922-16383) at epoch 1.
+func (e *viewEnv) thirds() proxytest.Slots {
+	var tab proxytest.Slots
+	tab.Assign(0, 5460, e.ids[0], 1)
+	tab.Assign(5461, 10921, e.ids[1], 1)
+	tab.Assign(10922, 16383, e.ids[2], 1)
+	return tab
+}
+
 // keyIn returns a key whose slot lies in [first, last].
 func keyIn(prefix string, first, last int) string {
 	for i := 0; ; i++ {
@@ -195,10 +205,7 @@ func TestClusterFollowsView(t *testing.T) {
 // data and all.
 func TestClusterDeadNode(t *testing.T) {
 	e := startViewEnv(t, 3, proxy.Options{})
-	var tab proxytest.Slots
-	tab.Assign(0, 5460, e.ids[0], 1)
-	tab.Assign(5461, 10921, e.ids[1], 1)
-	tab.Assign(10922, 16383, e.ids[2], 1)
+	tab := e.thirds()
 	// Node 1 is reached through a relay that can cut it off.
 	direct := e.nodes[1]
 	relay := proxytest.NewRelay(t, direct)
@@ -288,10 +295,7 @@ func TestClusterDeadNode(t *testing.T) {
 // within seconds may get its dead verdict after it is back).
 func TestClusterDeadNodeAnswersAgain(t *testing.T) {
 	e := startViewEnv(t, 3, proxy.Options{RedialBackoff: 20 * time.Millisecond})
-	var tab proxytest.Slots
-	tab.Assign(0, 5460, e.ids[0], 1)
-	tab.Assign(5461, 10921, e.ids[1], 1)
-	tab.Assign(10922, 16383, e.ids[2], 1)
+	tab := e.thirds()
 	relay := proxytest.NewRelay(t, e.nodes[1])
 	e.nodes[1] = relay.Addr
 	e.src.Set(e.view(&tab, nil))
@@ -490,10 +494,7 @@ func TestClusterViewChurn(t *testing.T) {
 // whole-keyspace commands go on without it; with a slot it would fail them.
 func TestClusterSlotlessNodeDown(t *testing.T) {
 	e := startViewEnv(t, 4, proxy.Options{})
-	var tab proxytest.Slots
-	tab.Assign(0, 5460, e.ids[0], 1)
-	tab.Assign(5461, 10921, e.ids[1], 1)
-	tab.Assign(10922, 16383, e.ids[2], 1)
+	tab := e.thirds()
 	relay := proxytest.NewRelay(t, e.nodes[3])
 	e.nodes[3] = relay.Addr
 	e.src.Set(e.view(&tab, nil))
