@@ -107,6 +107,7 @@ const (
 	clientQuit                        // sent QUIT
 )
 
+// clientIDCmd asks a dedicated connection's node-side id.
 var clientIDCmd = [][]byte{[]byte("CLIENT"), []byte("ID")}
 
 // blocksOnNode reports whether a command flagged blocking may block: XREAD
@@ -346,7 +347,7 @@ func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []
 	for i := len(elems) - 1; i >= 0; i-- {
 		push = append(push, elems[i])
 	}
-	r := c.roundTrip([]int{n}, [][][]byte{push})[0]
+	r := c.roundTrip([]int{n}, [][][]byte{c.srv.unlogged(push)})[0]
 	if r.IsError() {
 		c.srv.log.Warn("could not return what a blocking pop took for a client that had gone",
 			"client", c.id, "key", string(key), "elements", len(elems), "err", string(r.Str))
@@ -439,7 +440,7 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte, asking bool) 
 		// The watchdog covers this round trip.
 		idReq := &request{b: newBatch(0)}
 		idReq.b.remaining.Store(1)
-		if !conn.send([]*request{idReq}, resp.AppendCommand(nil, clientIDCmd)) {
+		if !conn.send([]*request{idReq}, resp.AppendCommand(nil, c.srv.unlogged(clientIDCmd))) {
 			// Broken already: a refusal at maxclients can arrive
 			// before anything is sent.
 			p.noteError()
@@ -589,6 +590,7 @@ func (c *client) unblockOnNode(st *blockState, mode []byte) (*request, bool) {
 	if !ok {
 		return nil, false
 	}
+	args = c.srv.unlogged(args)
 	conn, err := c.srv.route.pool(st.node).sharedConn(c.w.Proto, c.connIdx())
 	if err != nil {
 		return nil, false
@@ -617,6 +619,7 @@ func (st *blockState) unblockArgs(mode []byte) ([][]byte, bool) {
 		return nil, false
 	}
 	st.unblocking = true
+	// Unlogged: the node's slow log holds the clients' commands only.
 	args := [][]byte{[]byte("CLIENT"), []byte("UNBLOCK"), strconv.AppendInt(nil, id, 10)}
 	if mode != nil {
 		args = append(args, mode)
@@ -722,6 +725,7 @@ func (c *client) next() ([][]byte, bool, error) {
 // blocked the command yet. A client not blocked (or not known) gets 0,
 // as from Redis.
 func cmdClientUnblock(c *client, args [][]byte) {
+	c.answerHere()
 	mark := len(c.local.B)
 	reply := func() { c.addLocal(mark) }
 	if len(args) > 4 {
@@ -796,7 +800,14 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 	if fast == nil {
 		return false
 	}
-	v := c.roundTrip([]int{n}, [][][]byte{fast})[0]
+	// The node does not log the form the proxy made up; if it serves the
+	// command, the proxy logs the client's own (as a Redis logs a
+	// blocking command that did not block).
+	var start time.Time
+	if c.curCmd != 0 && c.srv.slowlog.Threshold() >= 0 && !c.srv.opts.PlainRedisNodes {
+		start = time.Now()
+	}
+	v := c.roundTrip([]int{n}, [][][]byte{c.srv.unlogged(fast)})[0]
 	mark := len(c.local.B)
 	if v.IsError() && nodeFailure(v.Str) {
 		// The node is down or did not answer: so much for blocking.
@@ -816,6 +827,9 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 		c.local.B = resp.AppendValue(c.local.B, v)
 	}
 	c.addLocal(mark)
+	if !start.IsZero() {
+		c.logLocal(args, time.Since(start))
+	}
 	if rawio.PeerClosed(c.nc) {
 		// Gone while the pop ran. Redis would have read the command,
 		// found the list empty and blocked, then read the close: a push

@@ -76,7 +76,9 @@ func forBackendsTimeout(t *testing.T, nodeTimeout time.Duration, f func(t *testi
 		if err != nil {
 			t.Fatal(err)
 		}
+		opts := opts
 		opts.Topology = topo
+		opts.PlainRedisNodes = true
 		_, e.addr, e.stop = proxytest.StartProxy(t, opts)
 		e.nodeOf = func(key string) *blockNode { return e.nodes[topo.Owner(slots.SlotString(key))] }
 		f(t, e)

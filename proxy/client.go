@@ -94,9 +94,13 @@ type client struct {
 	// curBlockCounted: the command blocked and was counted then
 	// (blockingCall), as Redis counts a blocking command.
 	curBlockCounted bool
-	statStart       int64
-	cstats          cmdstats.Pending
-	sends           []nodeSend // by node index
+	// logHere: the routeOps command being handled is answered by the
+	// proxy (its nodes got only commands of the proxy's own, unlogged),
+	// so the proxy's slow log takes it (runOps).
+	logHere   bool
+	statStart int64
+	cstats    cmdstats.Pending
+	sends     []nodeSend // by node index
 	// conns caches the client's shared connection per node (for the
 	// current protocol), so a batch takes no pool lock.
 	conns  []*nodeConn

@@ -61,6 +61,7 @@ func (s *Server) listenHostPort() (string, string) {
 // Redis would change it but shardgate cannot): that value is asked of a
 // node first.
 func cmdConfigSet(c *client, args [][]byte) {
+	c.answerHere()
 	pairs := args[2:]
 	var ask, slow [][]byte
 	if len(pairs)%2 == 0 {
@@ -92,7 +93,9 @@ func cmdConfigSet(c *client, args [][]byte) {
 			c.localError(string(check.B[1 : len(check.B)-2]))
 			return
 		}
-		cmdAllOK(c, append([][]byte{args[0], args[1]}, slow...))
+		c.mergeAllUnlogged(append([][]byte{args[0], args[1]}, slow...), func(c *client, reqs []*request) {
+			c.w.Raw(reqs[0].reply)
+		})
 		return
 	case len(ask) == 0:
 		mark := len(c.local.B)
@@ -100,7 +103,7 @@ func cmdConfigSet(c *client, args [][]byte) {
 		c.addLocal(mark)
 		return
 	}
-	r := c.forward(c.srv.anyNode(), append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...))
+	r := c.forward(c.srv.anyNode(), append(shardgateUnlogged[:2:2], append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...)...))
 	c.addMerge(func(c *client) {
 		t := append(redisconf.Table(nil), c.srv.config...)
 		if v := decodeReply(r.reply); !v.IsError() && len(v.Elems)%2 == 0 {

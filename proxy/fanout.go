@@ -62,7 +62,17 @@ type fanout struct {
 // The first node gets args as they are, the others wrapped in SHARDGATE
 // UNLOGGED (node/proxycmds.go): the command is in the slow log SLOWLOG
 // GET merges once, as one Redis logs it.
-func (c *client) toAll(args [][]byte) fanout {
+func (c *client) toAll(args [][]byte) fanout { return c.toNodes(args, true) }
+
+// toAllUnlogged is toAll for a command the proxy makes up to answer the
+// client's (INFO for MEMORY STATS, say): no node logs it, and the proxy
+// logs the client's command (answerHere).
+func (c *client) toAllUnlogged(args [][]byte) fanout {
+	c.answerHere()
+	return c.toNodes(args, false)
+}
+
+func (c *client) toNodes(args [][]byte, logFirst bool) fanout {
 	pools := c.srv.route.all()
 	f := fanout{reqs: make([]*request, 0, len(pools)), nodes: make([]int, 0, len(pools))}
 	var unlogged [][]byte
@@ -71,7 +81,7 @@ func (c *client) toAll(args [][]byte) fanout {
 			continue
 		}
 		a := args
-		if len(f.reqs) > 0 {
+		if len(f.reqs) > 0 || !logFirst {
 			if unlogged == nil {
 				unlogged = append(shardgateUnlogged[:2:2], args...)
 			}
@@ -88,6 +98,16 @@ func (c *client) toAll(args [][]byte) fanout {
 }
 
 var shardgateUnlogged = [][]byte{[]byte("SHARDGATE"), []byte("UNLOGGED")}
+
+// unlogged wraps a command the proxy makes up in SHARDGATE UNLOGGED, so
+// that the node's slow log keeps to the clients' commands (unless the
+// nodes are redis-servers: PlainRedisNodes).
+func (s *Server) unlogged(args [][]byte) [][]byte {
+	if s.opts.PlainRedisNodes {
+		return args
+	}
+	return append(shardgateUnlogged[:2:2], args...)
+}
 
 // err returns the first error reply among the requests, or nil. A node
 // that could not be reached is named: "Hash slot not served" would puzzle
@@ -129,7 +149,16 @@ func (f fanout) withoutUnreachedSpare(c *client) fanout {
 // the client gets the first error among the replies (err) or what merge
 // writes from the replies, one per node.
 func (c *client) mergeAll(args [][]byte, merge func(c *client, reqs []*request)) {
-	f := c.toAll(args)
+	c.merged(c.toAll(args), merge)
+}
+
+// mergeAllUnlogged is mergeAll with toAllUnlogged.
+func (c *client) mergeAllUnlogged(args [][]byte, merge func(c *client, reqs []*request)) {
+	c.merged(c.toAllUnlogged(args), merge)
+}
+
+// merged adds the merge of fan-out f's replies.
+func (c *client) merged(f fanout, merge func(c *client, reqs []*request)) {
 	c.addMerge(func(c *client) {
 		f = f.withoutUnreachedSpare(c)
 		if e := f.err(c); e != nil {

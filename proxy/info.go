@@ -95,8 +95,9 @@ func cmdInfo(c *client, args [][]byte) {
 	}
 	var reqs []*request
 	if nodeSections != nil {
-		reqs = c.toAll(append([][]byte{[]byte("INFO")}, nodeSections...)).reqs
+		reqs = c.toAllUnlogged(append([][]byte{[]byte("INFO")}, nodeSections...)).reqs
 	}
+	c.answerHere()
 	// The proxy's own sections are written now, the merged ones once the
 	// nodes answer, each in its place.
 	parts := make([]string, len(infoSections))

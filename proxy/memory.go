@@ -30,7 +30,7 @@ var infoMemoryKeyspace = [][]byte{[]byte("INFO"), []byte("server"), []byte("memo
 // nodesMemory asks every node for its memory and keys, and hands the sums
 // to write once they have answered.
 func (c *client) nodesMemory(write func(c *client, m redisinfo.Memory, keys, expires int64)) {
-	reqs := c.toAll(infoMemoryKeyspace).reqs
+	reqs := c.toAllUnlogged(infoMemoryKeyspace).reqs
 	c.addMerge(func(c *client) {
 		keys, expires, _ := sumKeyspace(reqs)
 		write(c, nodesMemory(reqs), keys, expires)

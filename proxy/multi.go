@@ -368,7 +368,7 @@ func cmdExec(c *client, args [][]byte) {
 		if n == node {
 			continue
 		}
-		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), [][]byte{[]byte("EXEC")})}, 2)
+		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, unloggedMulti), [][]byte{[]byte("EXEC")})}, 2)
 		if v := decodeReply(replies[1]); v.Null || v.IsError() {
 			c.releaseWatches(false)
 			mark := len(c.local.B)
@@ -428,7 +428,7 @@ func txMoved(s *Server, replies [][]byte) bool {
 func (c *client) watchBroken() bool {
 	broken := c.watchMoved()
 	for _, conn := range c.watch {
-		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, [][]byte{[]byte("MULTI")}), [][]byte{[]byte("EXEC")})}, 2)
+		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, unloggedMulti), [][]byte{[]byte("EXEC")})}, 2)
 		if v := decodeReply(replies[1]); v.Null {
 			broken = true
 		}
@@ -442,7 +442,7 @@ func (c *client) watchBroken() bool {
 func (c *client) switchWatchProto(ver int) {
 	for _, conn := range c.watch {
 		if conn.proto != ver {
-			c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, [][]byte{[]byte("HELLO"), []byte(strconv.Itoa(ver))})}, 1)
+			c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, [][]byte{shardgateUnlogged[0], shardgateUnlogged[1], []byte("HELLO"), []byte(strconv.Itoa(ver))})}, 1)
 			conn.proto = ver
 		}
 	}
@@ -451,6 +451,7 @@ func (c *client) switchWatchProto(ver int) {
 // cmdWatch sends WATCH on a dedicated connection to the keys' node.
 func cmdWatch(c *client, args [][]byte) {
 	if c.multi != nil {
+		c.answerHere() // as Redis, which runs WATCH to refuse it
 		mark := len(c.local.B)
 		c.local.Error(resp.ErrWatchInMulti)
 		c.addLocal(mark)
@@ -544,11 +545,16 @@ func (c *client) watchMoved() bool {
 	return false
 }
 
+// unloggedMulti opens the empty transactions the proxy runs to learn
+// whether a WATCH broke (EXEC is never in the slow log).
+var unloggedMulti = [][]byte{[]byte("SHARDGATE"), []byte("UNLOGGED"), []byte("MULTI")}
+
 // cmdUnwatch drops every WATCH (outside MULTI; inside, UNWATCH is queued
 // like any command).
 func cmdUnwatch(c *client, args [][]byte) {
+	c.answerHere()
 	for _, conn := range c.watch {
-		c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, args)}, 1)
+		c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, append(shardgateUnlogged[:2:2], args...))}, 1)
 	}
 	c.releaseWatches(true)
 	mark := len(c.local.B)

@@ -58,6 +58,12 @@ type Options struct {
 	RequirePass string
 	// NodePassword is sent with AUTH on every backend connection.
 	NodePassword string
+	// PlainRedisNodes says the nodes are redis-servers, not shardgate
+	// nodes (the proxy's tests run the blocking commands against Redis
+	// itself): the commands the proxy makes up on the blocking path then
+	// go as Redis's, without the SHARDGATE UNLOGGED that keeps them out
+	// of a node's slow log. Whole-keyspace commands need shardgate nodes.
+	PlainRedisNodes bool
 	// MaxClients caps concurrent client connections.
 	MaxClients int
 	// QueryBufferLimit closes a client whose unparsed request bytes

@@ -248,7 +248,7 @@ func (c *client) handleCommand(args [][]byte) {
 		if r.barrier {
 			c.finishBarrier()
 		}
-		r.handler(c, args)
+		c.runOps(r.handler, args)
 	}
 }
 
@@ -344,6 +344,27 @@ func (c *client) runLocal(h func(c *client, args [][]byte), args [][]byte) {
 	c.addLocal(mark)
 	c.logLocal(args, time.Since(start))
 }
+
+// runOps runs a routeOps command. Most go to nodes as the client sent
+// them, and a node logs them where they run; one the proxy answers
+// itself (logHere) is logged here, with the proxy's own time on it.
+func (c *client) runOps(h func(c *client, args [][]byte), args [][]byte) {
+	c.logHere = false
+	if c.curCmd == 0 || c.srv.slowlog.Threshold() < 0 {
+		h(c, args)
+		return
+	}
+	start := time.Now()
+	h(c, args)
+	if c.logHere {
+		c.logHere = false
+		c.logLocal(args, time.Since(start))
+	}
+}
+
+// answerHere notes that the proxy answers the routeOps command being
+// handled (runOps logs it).
+func (c *client) answerHere() { c.logHere = true }
 
 // commandSlot returns the slot of the command's keys (-1 when it has
 // none), their argument indexes, and whether they span several slots.

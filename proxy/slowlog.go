@@ -83,12 +83,11 @@ func cmdSlowlogReset(c *client, args [][]byte) {
 var shardgateMicros = [][]byte{[]byte("SHARDGATE"), []byte("MICROS")}
 
 func cmdSlowlogGet(c *client, args [][]byte) {
-	start := time.Now()
 	// An error the command answers itself is logged as Redis logs a
 	// command that ran (the nodes log the ones they answer).
 	refuse := func(msg string) {
+		c.answerHere()
 		c.localError(msg)
-		c.logLocal(args, time.Since(start))
 	}
 	if len(args) > 3 {
 		refuse(fmt.Sprintf(resp.ErrSubcommandSyntax, args[1], "SLOWLOG"))

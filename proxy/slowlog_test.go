@@ -228,3 +228,75 @@ func TestSlowlogLocalCommands(t *testing.T) {
 		t.Errorf("SLOWLOG LEN after RESET and a fast PING = %v, want 0", v)
 	}
 }
+
+// TestSlowlogOpsCommands: the commands the proxy answers with the help of
+// commands of its own to the nodes (INFO, MEMORY STATS, CONFIG SET,
+// UNWATCH, CLIENT UNBLOCK, a BLPOP served without blocking) or alone
+// (WAIT 0) are logged once, as the client sent them; the nodes log none
+// of the proxy's own commands (the INFO sections it asks for, the CONFIG
+// GET behind a CONFIG SET, the CLIENT UNBLOCK of a node-side id, the LMPOP
+// that tries a BLPOP without blocking, a dedicated connection's CLIENT
+// ID).
+func TestSlowlogOpsCommands(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	c := dial(t, cl.Addr, 2)
+	blocked := dial(t, cl.Addr, 2)
+	key := keyOnNode(t, cl.Proxy.Topology(), 2, "w")
+	maxclients := do(t, c, "CONFIG", "GET", "maxclients").Elems[1].Text()
+	maxmemory := do(t, c, "CONFIG", "GET", "maxmemory").Elems[1].Text()
+	blockedID := fmt.Sprint(do(t, blocked, "CLIENT", "ID").Int)
+
+	do(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "100")
+	do(t, c, "SLOWLOG", "RESET")
+	do(t, c, "INFO", "server")
+	do(t, c, "INFO")
+	do(t, c, "WAIT", "0", "0")
+	do(t, c, "CONFIG", "SET", "maxclients", maxclients)
+	do(t, c, "CONFIG", "SET", "maxmemory", maxmemory)
+	do(t, c, "CONFIG", "SET", "slowlog-max-len", "100", "maxclients", maxclients)
+	do(t, c, "WATCH", key)
+	do(t, c, "UNWATCH")
+	do(t, c, "CLIENT", "UNBLOCK", "99999")
+	do(t, c, "MEMORY", "STATS")
+	do(t, c, "DBSIZE")
+	do(t, c, "RPUSH", key, "x")
+	do(t, c, "BLPOP", key, "0") // served at once
+	if err := blocked.Send([]byte("BLPOP"), []byte(key), []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	waitBlocked(t, cl.Proxy.Topology().Nodes()[2].Addr, 1)
+	do(t, c, "CLIENT", "UNBLOCK", blockedID)
+	if _, err := blocked.Receive(); err != nil {
+		t.Fatal(err)
+	}
+	do(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "1000000")
+
+	v := do(t, c, "SLOWLOG", "GET", "-1")
+	var got []string
+	for _, e := range v.Elems {
+		if args := difftest.SlowlogEntryCommand(e); args != "INFO clients" { // waitBlocked's, on the node
+			got = append(got, args)
+		}
+	}
+	want := []string{
+		"CLIENT UNBLOCK " + blockedID,
+		"", // the BLPOP it unblocked: Redis 7.0 logs it without its arguments
+		"BLPOP " + key + " 0",
+		"RPUSH " + key + " x",
+		"DBSIZE",
+		"MEMORY STATS",
+		"CLIENT UNBLOCK 99999",
+		"UNWATCH",
+		"WATCH " + key,
+		"CONFIG SET slowlog-max-len 100 maxclients " + maxclients,
+		"CONFIG SET maxmemory " + maxmemory,
+		"CONFIG SET maxclients " + maxclients,
+		"WAIT 0 0",
+		"INFO",
+		"INFO server",
+		"SLOWLOG RESET",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("SLOWLOG GET -1:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -127,7 +127,7 @@ func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
 	for i := first; i < len(args); i++ {
 		if len(args[i]) == 1 && args[i][0] == '$' {
 			key := args[o.streams+1+i-first]
-			cmds = append(cmds, [][]byte{[]byte("XREVRANGE"), key, []byte("+"), []byte("-"), []byte("COUNT"), []byte("1")})
+			cmds = append(cmds, c.srv.unlogged([][]byte{[]byte("XREVRANGE"), key, []byte("+"), []byte("-"), []byte("COUNT"), []byte("1")}))
 			nodes = append(nodes, n)
 			at = append(at, i)
 		}

@@ -17,8 +17,10 @@ func cmdWait(c *client, args [][]byte) {
 	n, _, msg := servercmd.ParseWait(args)
 	switch {
 	case msg != "":
+		c.answerHere()
 		c.localError(msg)
 	case servercmd.WaitAtOnce(n):
+		c.answerHere()
 		mark := len(c.local.B)
 		c.local.Int(0)
 		c.addLocal(mark)
