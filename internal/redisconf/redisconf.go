@@ -134,21 +134,18 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 		w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, errName, reason))
 		return
 	}
+	// Every value first, in order, as Redis sets them one by one and
+	// fails at the first it refuses: a value Redis would refuse gets
+	// Redis's reason before this server's own refusal of a change it
+	// cannot make to an earlier parameter.
 	applies := make([]func(), n)
 	for i, p := range params {
 		value := string(pairs[2*i+1])
 		if p == nil || p.Check == nil {
-			// Redis could change it; this server keeps the value it has.
-			// A value Redis itself would refuse gets Redis's reason.
 			if reason := redisValueReason(keys[i], value); reason != "" {
 				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], reason))
 				return
 			}
-			if p == nil || !sameValue(value, p.Get()) {
-				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
-				return
-			}
-			applies[i] = func() {}
 			continue
 		}
 		apply, reason := p.Check(value)
@@ -158,6 +155,17 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 			return
 		}
 		applies[i] = apply
+	}
+	for i, p := range params {
+		if p != nil && p.Check != nil {
+			continue
+		}
+		// Redis could change it; this server keeps the value it has.
+		if p == nil || !sameValue(string(pairs[2*i+1]), p.Get()) {
+			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
+			return
+		}
+		applies[i] = func() {}
 	}
 	for _, apply := range applies {
 		apply()

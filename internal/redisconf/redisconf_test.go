@@ -28,6 +28,11 @@ func TestSetAllOrNothing(t *testing.T) {
 		{[]string{"requirepass", "x", "maxclients", "-1"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "port", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "maxmemory", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config\r\n", "pw", 5},
+		// Redis sets them in order and fails at the first value it
+		// refuses: a later bad value is named before an earlier change
+		// this server cannot make.
+		{[]string{"port", "1", "maxmemory", "abc"}, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value\r\n", "pw", 5},
+		{[]string{"maxmemory", "1", "maxclients", "0"}, "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must be between 1 and 4294967295 inclusive\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "nosuch", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "requirepass", "y"}, "-ERR CONFIG SET failed (possibly related to argument 'requirepass') - duplicate parameter\r\n", "pw", 5},
 		{[]string{"requirepass", "x", "maxclients"}, "-ERR syntax error\r\n", "pw", 5},
