@@ -170,6 +170,12 @@ func getKeysNone(c *client, cmd *slots.Command) {
 // means the error has been written.
 func getKeysTarget(c *client, args [][]byte) ([][]byte, *slots.Command) {
 	full := args[2:]
+	if bytes.IndexByte(full[0], '|') >= 0 {
+		// Redis looks the name up among its commands as sent: a
+		// "container|sub" name (COMMAND INFO's) names none.
+		c.w.Error(resp.ErrGetKeysInvalidCommand)
+		return nil, nil
+	}
 	cmd := slots.Lookup(full[0])
 	if cmd == nil {
 		// Redis 7.0's commands shardgate does not serve have their keys

@@ -154,6 +154,12 @@ func TestCommandGetKeysMatchesRedis(t *testing.T) {
 		{"SCRIPT", "LOAD", "x"},
 		{"SCRIPT", "nosuch"},
 		{"ACL", "WHOAMI"},
+		// COMMAND INFO's "container|sub" names are no command here.
+		{"config|get", "a"},
+		{"memory|usage", "a"},
+		{"xinfo|stream", "k"},
+		{"get|x", "k"},
+		{"EVAL|x", "s", "0"},
 	} {
 		p.Do(t, append([]string{"COMMAND", "GETKEYS"}, args...)...)
 	}
@@ -180,6 +186,7 @@ func TestCommandGetKeysAndFlagsMatchesRedis(t *testing.T) {
 		{"PING", "a"},
 		{"CLIENT", "SETNAME", "x"},
 		{"OBJECT", "ENCODING", "k"},
+		{"object|encoding", "k"},
 		{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", "0", "0"},
 		// Not served: flags from the key specs, or as Redis's getkeys
 		// procedures give them (SORT, MIGRATE), none for a count read
