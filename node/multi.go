@@ -89,9 +89,11 @@ type watchedKey struct {
 }
 
 // connKeyspaceCommands are node-level commands that read the keyspace
-// (INFO's keyspace section). Inside EXEC they run under the exclusive
-// keyspace lock, and must use client.txCtx instead of locking.
-var connKeyspaceCommands = map[string]bool{"info": true}
+// (INFO's keyspace section, MEMORY STATS' key counts). Inside EXEC they
+// run under the exclusive keyspace lock, and must use client.txCtx
+// instead of locking (run with one slot's lock held, their walk of every
+// shard would wait for that lock forever).
+var connKeyspaceCommands = map[string]bool{"info": true, "memory|stats": true}
 
 // registerTxCmds adds the transaction commands to the node-level handlers.
 func registerTxCmds(s *Server, h map[string]func(c *client, args [][]byte)) {

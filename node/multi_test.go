@@ -514,3 +514,28 @@ func TestTransactionTTLReadsLiveClock(t *testing.T) {
 		t.Errorf("GET of a key past its expire time inside EXEC = %s, want v", v.Elems[5])
 	}
 }
+
+// TestExecWithKeyspaceWalks: MEMORY STATS and INFO keyspace walk every
+// slot; queued after a keyed command (whose slot EXEC holds), they run
+// under the exclusive lock instead of waiting for that slot forever, and
+// the node goes on serving.
+func TestExecWithKeyspaceWalks(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	c := dialDiff(t, addr)
+	c.NetConn().SetDeadline(time.Now().Add(20 * time.Second)) // a stuck EXEC fails the test
+	expect := replyChecker(t, c)
+	for _, walk := range [][]string{{"MEMORY", "STATS"}, {"INFO", "keyspace"}} {
+		expect(`simple:"OK"`, "MULTI")
+		expect(`simple:"QUEUED"`, "SET", "k", "1")
+		expect(`simple:"QUEUED"`, walk...)
+		v, err := c.DoStrings("EXEC")
+		if err != nil {
+			t.Fatalf("EXEC with %q: %v", walk, err)
+		}
+		if len(v.Elems) != 2 || v.Elems[0].String() != `simple:"OK"` {
+			t.Fatalf("EXEC with %q: %v", walk, v)
+		}
+		expect(`bulk:"1"`, "GET", "k")
+		expect(`int:1`, "DBSIZE")
+	}
+}
