@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/shardgate/shardgate/internal/resp"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // The SHARDGATE commands a proxy sends its nodes, served with or without
@@ -19,8 +20,15 @@ import (
 //     time in microseconds as a seventh element, by which a proxy merges
 //     its nodes' logs newest first (Redis's seconds would leave the
 //     commands of one second in node order).
+//   - SHARDGATE SLOT slot command ...: runs the command if this node
+//     serves the slot, else answers the slot's redirection (MOVED,
+//     TRYAGAIN while a migration fences it, CLUSTERDOWN), as for a
+//     command with a key there. A proxy sends the keyless commands that
+//     name a slot (its SCAN cursor's, CLUSTER COUNTKEYSINSLOT's) this way,
+//     so that a slot table a moment stale follows the slot to its new
+//     owner instead of reading the old one's nothing.
 //
-// The two wrappers nest (SHARDGATE UNLOGGED SHARDGATE MICROS SLOWLOG GET).
+// The wrappers nest (SHARDGATE UNLOGGED SHARDGATE MICROS SLOWLOG GET).
 
 // proxyCommand returns the handler of args if they are one of them.
 func proxyCommand(args [][]byte) func(s *Server, c *client, args [][]byte) {
@@ -34,6 +42,8 @@ func proxyCommand(args [][]byte) func(s *Server, c *client, args [][]byte) {
 		return (*Server).cmdUnlogged
 	case equalFoldASCII(args[1], "micros"):
 		return (*Server).cmdMicros
+	case equalFoldASCII(args[1], "slot"):
+		return (*Server).cmdSlotBound
 	}
 	return nil
 }
@@ -44,6 +54,23 @@ func (s *Server) cmdUnlogged(c *client, args [][]byte) {
 
 func (s *Server) cmdMicros(c *client, args [][]byte) {
 	s.runWith(c, args, "shardgate|micros", &c.slowlogMicros)
+}
+
+func (s *Server) cmdSlotBound(c *client, args [][]byte) {
+	if len(args) < 4 {
+		c.w.Error(fmt.Sprintf(resp.ErrWrongArgs, "shardgate|slot"))
+		return
+	}
+	slot, ok := resp.ParseInt(args[2])
+	if !ok || slot < 0 || slot >= slots.Count {
+		c.w.Error(resp.ErrInvalidSlot)
+		return
+	}
+	if msg := s.notServed(uint16(slot)); msg != "" {
+		c.w.Error(msg)
+		return
+	}
+	s.execute(c, args[3:])
 }
 
 // runWith runs the command a wrapper (name) carries with *flag set.

@@ -55,3 +55,24 @@ func TestProxySlowlogWrappers(t *testing.T) {
 		t.Errorf("SLOWLOG GET: %v, want the SET, the LEN and the RESET", v)
 	}
 }
+
+// TestSlotBoundWrapper: SHARDGATE SLOT runs its command where the node
+// serves the slot and answers the slot's redirection elsewhere, so that a
+// proxy's SCAN page or CLUSTER COUNTKEYSINSLOT follows a slot that has
+// just moved instead of reading the old owner's nothing.
+func TestSlotBoundWrapper(t *testing.T) {
+	own := newFakeOwnership(fakeNode{id: "self", addr: "127.0.0.1:1"}, fakeNode{id: "other", addr: "127.0.0.1:2"})
+	own.assign(0, 99, 0)
+	own.assign(100, 199, 1)
+	_, addr := startOwned(t, own, nil)
+	c := dialDiff(t, addr)
+	expect := replyChecker(t, c)
+	expect(`error:"ERR wrong number of arguments for 'shardgate|slot' command"`, "SHARDGATE", "SLOT", "5")
+	expect(`error:"ERR Invalid slot"`, "SHARDGATE", "SLOT", "16384", "PING")
+	expect(`error:"ERR Invalid slot"`, "SHARDGATE", "SLOT", "x", "PING")
+	expect(`int:0`, "SHARDGATE", "SLOT", "5", "CLUSTER", "COUNTKEYSINSLOT", "5")
+	expect(`error:"MOVED 150 127.0.0.1:2"`, "SHARDGATE", "SLOT", "150", "CLUSTER", "COUNTKEYSINSLOT", "150")
+	expect(`error:"MOVED 150 127.0.0.1:2"`, "SHARDGATE", "SLOT", "150", "SCAN", "82463372083200")
+	expect(`error:"CLUSTERDOWN Hash slot not served"`, "SHARDGATE", "SLOT", "300", "SCAN", "0")
+	expect(`array[bulk:"0", array[]]`, "SHARDGATE", "SLOT", "5", "SCAN", "0")
+}

@@ -311,14 +311,27 @@ func arrayBody(reply []byte) (n int, body []byte, ok bool) {
 }
 
 // cmdBySlotArg sends a command that names a slot (args[2]) to the slot's
-// node; a slot that is not one goes to any node, which answers the exact
-// error.
+// node (slotBound); a slot that is not one goes to any node, which
+// answers the exact error.
 func cmdBySlotArg(c *client, args [][]byte) {
-	n := c.srv.anyNode()
 	if slot, ok := resp.ParseInt(args[2]); ok && slot >= 0 && slot < slots.Count {
-		n = c.srv.route.ownerOf(uint16(slot))
+		n := c.srv.route.ownerOf(uint16(slot))
+		c.addReq(c.forward(n, c.srv.slotBound(uint16(slot), args)))
+		return
 	}
-	c.addReq(c.forward(n, args))
+	c.addReq(c.forward(c.srv.anyNode(), args))
+}
+
+// slotBound wraps a keyless command about one slot in SHARDGATE SLOT
+// (node/proxycmds.go): a node that no longer serves the slot answers
+// MOVED (or TRYAGAIN mid-migration), which the proxy follows as for a
+// key's command, rather than its own empty answer for a slot it gave
+// away a moment before this proxy's table learned of it.
+func (s *Server) slotBound(slot uint16, args [][]byte) [][]byte {
+	if s.opts.PlainRedisNodes {
+		return args
+	}
+	return append([][]byte{[]byte("SHARDGATE"), []byte("SLOT"), strconv.AppendUint(nil, uint64(slot), 10)}, args...)
 }
 
 // cmdRandomKey asks every node and picks one of the keys they name, so an
@@ -369,9 +382,11 @@ func cmdScan(c *client, args [][]byte) {
 	)
 	for {
 		slot := uint16(cursor >> scanPosBits)
-		n := rt.ownerOf(slot)
 		sub[1] = strconv.AppendUint(nil, cursor, 10)
-		v := c.roundTrip([]int{n}, [][][]byte{sub})[0]
+		v := c.roundTrip([]int{rt.ownerOf(slot)}, [][][]byte{c.srv.slotBound(slot, sub)})[0]
+		// The node that answered: a redirection has moved the slot in
+		// the table.
+		n := rt.ownerOf(slot)
 		if v.IsError() || len(v.Elems) != 2 {
 			mark := len(c.local.B)
 			c.local.Raw(resp.AppendValue(nil, v))

@@ -148,3 +148,78 @@ func TestMovedByShardgateNodes(t *testing.T) {
 		t.Errorf("%d more redirections after the view caught up", got-moved)
 	}
 }
+
+// TestSlotCommandsFollowMovedSlot: SCAN and CLUSTER COUNTKEYSINSLOT /
+// GETKEYSINSLOT name a slot but no key; when the nodes have moved the
+// slot ahead of the proxy's view, the old owner redirects them too, so
+// they read the slot where its keys are rather than the old owner's
+// nothing.
+func TestSlotCommandsFollowMovedSlot(t *testing.T) {
+	tab := &ownerTable{ch: make(chan struct{})}
+	addrs := []string{freeAddr(t), freeAddr(t)}
+	tab.set(0, 8191, addrs[0])
+	tab.set(8192, slots.Count-1, addrs[1])
+	for _, a := range addrs {
+		proxytest.StartNodeAt(t, a, node.Options{Ownership: &nodeOwnership{t: tab, self: a}})
+	}
+	self := proxytest.ID(100)
+	var vt proxytest.Slots
+	vt.Assign(0, 8191, proxytest.ID(1), 1)
+	vt.Assign(8192, slots.Count-1, proxytest.ID(2), 1)
+	src := proxytest.NewSource(proxytest.View(self, []cluster.Member{
+		proxyMember(self, "127.0.0.1:7379", cluster.StateAlive),
+		nodeMember(proxytest.ID(1), addrs[0], cluster.StateAlive),
+		nodeMember(proxytest.ID(2), addrs[1], cluster.StateAlive),
+	}, &vt))
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Cluster: src})
+	c := dial(t, addr, 2)
+
+	// The nodes give slots 300-399 to node 1, which gets keys there; the
+	// proxy's view still has them on node 0.
+	tab.set(300, 399, addrs[1])
+	direct := dial(t, addrs[1], 2)
+	const moved = 40
+	wantKeys := map[string]bool{}
+	for i := range moved {
+		k := keyIn(fmt.Sprintf("m:%d:", i), 300, 399)
+		do(t, direct, "SET", k, "v")
+		wantKeys[k] = true
+	}
+	for i := range 20 {
+		k := fmt.Sprint("other:", i)
+		do(t, c, "SET", k, "v")
+		wantKeys[k] = true
+	}
+	// Cover every key's slot: any slot of 300-399 holds some.
+	slotOf := map[int]int{}
+	for k := range wantKeys {
+		if s := int(slots.SlotString(k)); s >= 300 && s <= 399 {
+			slotOf[s]++
+		}
+	}
+	for s, n := range slotOf {
+		want(t, fmt.Sprint("CLUSTER COUNTKEYSINSLOT ", s), do(t, c, "CLUSTER", "COUNTKEYSINSLOT", fmt.Sprint(s)), difftest.Int(int64(n)))
+		if v := do(t, c, "CLUSTER", "GETKEYSINSLOT", fmt.Sprint(s), "100"); len(v.Elems) != n {
+			t.Errorf("CLUSTER GETKEYSINSLOT %d: %v, want %d keys", s, v, n)
+		}
+	}
+	seen := map[string]int{}
+	cursor := "0"
+	for {
+		v := do(t, c, "SCAN", cursor, "COUNT", "7")
+		for _, k := range v.Elems[1].Elems {
+			seen[k.Text()]++
+		}
+		if cursor = v.Elems[0].Text(); cursor == "0" {
+			break
+		}
+	}
+	for k := range wantKeys {
+		if seen[k] != 1 {
+			t.Errorf("SCAN returned %s %d times", k, seen[k])
+		}
+	}
+	if len(seen) != len(wantKeys) {
+		t.Errorf("SCAN returned %d keys, want %d", len(seen), len(wantKeys))
+	}
+}
