@@ -222,6 +222,9 @@ func (m *migrator) install(in *incoming, epoch uint64) error {
 		if ks.Flush(sh) > 0 { // leftovers of a slot this node does not serve
 			m.s.logDrop(sl)
 		}
+		// A WATCH from before the slot went away (it comes back) is
+		// broken: its key may have changed on the other node.
+		sh.TouchAllWatched()
 		for _, k := range bySlot[sl] {
 			ks.Set(sh, []byte(k), in.staged[k])
 			m.s.logInstall(sl, k, in.staged[k])

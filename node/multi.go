@@ -257,9 +257,15 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 
 	if w != nil {
 		// A watched key that expired since WATCH is removed here, which
-		// touches it and so dirties w.
+		// touches it and so dirties w. A watched key whose slot this
+		// node no longer serves (or is handing over) may be written on
+		// its new owner unseen: the transaction fails as if it had
+		// been.
 		for _, wk := range w.keys {
 			ks.Lookup(ks.Shard(wk.slot), []byte(wk.key), now)
+			if s.notServed(wk.slot) != "" {
+				w.flag.Dirty.Store(true)
+			}
 		}
 		if w.flag.Dirty.Load() {
 			c.w.NullArray()

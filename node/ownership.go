@@ -194,6 +194,7 @@ func (s *Server) dropSlot(slot uint16) (keys, blocked int, ok bool) {
 		return 0, 0, false
 	}
 	blocked = s.blk.redirectSlot(slot, msg, s.errs.Record)
+	sh.TouchAllWatched() // missing keys too: they may be written elsewhere now
 	keys = s.ks.Flush(sh)
 	if keys > 0 {
 		// An empty slot's drop would change nothing on replay; logged

@@ -429,6 +429,53 @@ func TestOwnershipWatchOnLostSlot(t *testing.T) {
 	expect(t, c, fmt.Sprintf("MOVED %d 10.0.0.3:7003", s), "EXEC")
 }
 
+// TestOwnershipWatchAcrossMoves: a WATCHed key that does not exist is
+// watched on its slot's node only; once the slot has left the node the
+// key may be written on its new owner unseen, so EXEC fails (a null
+// reply, as for a changed key) whether the slot is still away or has come
+// back, as a Redis Cluster's RESTORE of the key would touch the WATCH.
+func TestOwnershipWatchAcrossMoves(t *testing.T) {
+	f := threeNodes("127.0.0.1:1")
+	var logs syncBuffer
+	_, addr := startOwned(t, f, slog.New(slog.NewTextHandler(&logs, nil)))
+	c := dial(t, addr, 2)
+	other := dial(t, addr, 2)
+	w := keyIn("w", 0, 5460)
+	s := slots.SlotString(w)
+	tx := keyIn("t", 0, 5460)
+	for slots.SlotString(tx) == s {
+		tx = keyIn(tx, 0, 5460)
+	}
+	mate := "{" + w + "}mate" // a key in w's slot, so that its drop is logged
+	for _, back := range []bool{false, true} {
+		expect(t, other, "OK", "SET", mate, "x")
+		expect(t, c, "OK", "WATCH", w)
+		drops := strings.Count(logs.String(), "their keys are dropped")
+		f.assign(s, s, 1)
+		if back {
+			// The node has dropped the slot (its followOwnership
+			// pass), then gets it back.
+			deadline := time.Now().Add(5 * time.Second)
+			for strings.Count(logs.String(), "their keys are dropped") == drops && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			f.assign(s, s, 0)
+		}
+		expect(t, c, "OK", "MULTI")
+		expect(t, c, "QUEUED", "SET", tx, "applied")
+		v, err := c.DoStrings("EXEC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Kind != difftest.NullArray {
+			t.Errorf("EXEC after the watched slot moved (back: %v): %v, want a null reply", back, v)
+		}
+		expect(t, other, "0", "EXISTS", tx)
+		f.assign(s, s, 0)
+		expect(t, other, "OK", "FLUSHALL")
+	}
+}
+
 // TestOwnershipRaceLeavesNoStrayKeys: writers hammer a slot while it is
 // given away; once they all see MOVED the slot holds no key (a write that
 // passed the dispatcher's check before the change is refused under the

@@ -435,6 +435,19 @@ func (s *Shard) TouchBytes(key []byte) {
 	}
 }
 
+// TouchAllWatched marks every key of s that a client WATCHes, present or
+// not: the slot is leaving this node or coming back to it, and a watched
+// key may change where this node cannot see it (Redis's RESTORE of a
+// migrated key touches its watchers the same way). The caller holds the
+// shard.
+func (s *Shard) TouchAllWatched() {
+	for _, ws := range s.watched {
+		for _, w := range ws {
+			w.Dirty.Store(true)
+		}
+	}
+}
+
 // touchAll marks every watched key of s (FLUSHALL), but only keys that
 // exist, as Redis's touchAllWatchedKeysInDb does.
 func (ks *Keyspace) touchAll(s *Shard) {
