@@ -353,6 +353,24 @@ func TestUnreachableNodeFromTheStart(t *testing.T) {
 	}
 }
 
+// TestKeylessTransactionWithFirstNodeDown: a transaction without keys
+// runs on a node that answers, as a Redis Cluster node runs one while the
+// cluster is down; the first node being unreachable does not fail it.
+func TestKeylessTransactionWithFirstNodeDown(t *testing.T) {
+	addr, topo := clusterWith(t, []string{freeAddr(t), "", ""}, proxy.Options{RedialBackoff: 50 * time.Millisecond})
+	c := dial(t, addr, 2)
+	// The proxy learns that the node is down.
+	if v := do(t, c, "GET", keyOnNode(t, topo, 0, "a")); !v.IsError() {
+		t.Fatalf("GET on the unreachable node's slot: %v", v)
+	}
+	for range 3 {
+		do(t, c, "MULTI")
+		do(t, c, "PING")
+		do(t, c, "ECHO", "x")
+		want(t, "keyless EXEC with the first node down", do(t, c, "EXEC"), difftest.ArrayOf(difftest.Simple("PONG"), difftest.BulkOf("x")))
+	}
+}
+
 // TestSilentNode: a node that accepts and never answers fails the requests
 // sent to it after NodeTimeout; other slots, and other clients, keep
 // working meanwhile.

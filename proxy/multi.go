@@ -302,7 +302,9 @@ func cmdExec(c *client, args [][]byte) {
 			c.finishAfter = true
 		}()
 	}
-	node := c.srv.firstNode()
+	// A transaction without keys runs on any node that answers, as a
+	// Redis Cluster node runs one while the cluster is down.
+	node := c.srv.anyNode()
 	switch {
 	case tx.slot >= 0:
 		node = c.srv.route.ownerOf(uint16(tx.slot))
