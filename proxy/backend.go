@@ -1057,8 +1057,21 @@ func (s *Server) watchdog() {
 				if len(conns) == 0 && p.getState() == poolLive {
 					s.probe(p)
 				}
+				silent, waiting, heard := false, false, false
 				for _, c := range conns {
-					if c.progress.Load() < limit && c.outstanding() > 0 && !c.blocking.Load() {
+					if c.blocking.Load() {
+						// A blocked command may rightly wait for ever.
+						waiting = waiting || c.progress.Load() < limit
+						continue
+					}
+					if c.progress.Load() >= limit {
+						heard = true
+					}
+					if c.outstanding() == 0 {
+						continue
+					}
+					heard = true // its own timeout tells
+					if c.progress.Load() < limit {
 						s.log.Warn("node not answering; connection closed", "node", p.addr, "timeout", s.opts.NodeTimeout)
 						// A stopped process's kernel still accepts
 						// connections: without this every request
@@ -1069,7 +1082,25 @@ func (s *Server) watchdog() {
 						p.markDown(nil)
 						p.mu.Unlock()
 						c.cutOff()
+						silent = true
 					}
+				}
+				switch {
+				case silent:
+					// The blocked commands on the node wait on a node
+					// that does not answer: their clients get the
+					// connection error now, not never (a timeout of 0).
+					for _, c := range conns {
+						if c.blocking.Load() {
+							c.cutOff()
+						}
+					}
+				case waiting && !heard:
+					// Only blocked commands, and nothing heard from
+					// the node for NodeTimeout: a PING tells a node
+					// that stopped answering (the next ticks find it
+					// unanswered) from one with nothing to send.
+					s.pingShared(p)
 				}
 			}
 		}
@@ -1085,6 +1116,21 @@ func (s *Server) watchdog() {
 func (s *Server) probe(p *nodePool) {
 	s.goUnlessRunning(&p.probing, func() {
 		p.sharedConn(2, 0) // the outcome is recorded in p
+	})
+}
+
+// pingShared sends PING on one of p's shared connections, in the
+// background (the watchdog must not wait on a dial), for the watchdog to
+// see answered or not.
+func (s *Server) pingShared(p *nodePool) {
+	s.goUnlessRunning(&p.probing, func() {
+		c, err := p.sharedConn(2, 0)
+		if err != nil {
+			return // recorded in p
+		}
+		r := &request{b: newBatch(0)}
+		r.b.remaining.Store(1)
+		c.send([]*request{r}, resp.AppendCommand(nil, s.unlogged([][]byte{[]byte("PING")})))
 	})
 }
 

@@ -1121,3 +1121,57 @@ func TestShutdownGraceDialsNodes(t *testing.T) {
 	}
 	<-stopped
 }
+
+// TestBlockedClientsOfSilentNode: a node that stops answering (a stopped
+// process, a partition) fails the commands blocked on it without a
+// timeout too, within a bounded time: at once when other traffic finds
+// the node silent, and by a PING of the proxy's own when nothing else is
+// sent to it. A BLPOP 0 waited for ever.
+func TestBlockedClientsOfSilentNode(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, traffic := range []bool{true, false} {
+		t.Run(fmt.Sprintf("traffic=%v", traffic), func(t *testing.T) {
+			var frozen atomic.Bool
+			ended := make(chan struct{})
+			fake := fakeNode(t, func(c net.Conn) {
+				serveCommands(c, func(args [][]byte) string {
+					for len(args) > 2 && strings.EqualFold(string(args[0]), "SHARDGATE") {
+						args = args[2:] // SHARDGATE UNLOGGED ...
+					}
+					switch {
+					case frozen.Load():
+						<-ended
+						return ""
+					case strings.EqualFold(string(args[0]), "BLPOP"):
+						<-ended // blocked: nothing is ever pushed
+						return ""
+					case strings.EqualFold(string(args[0]), "CLIENT"):
+						return ":7\r\n"
+					case strings.EqualFold(string(args[0]), "PING"):
+						return "+PONG\r\n"
+					}
+					return "*-1\r\n" // LMPOP of an empty list, GET of a missing key
+				})
+			})
+			t.Cleanup(func() { close(ended) }) // before fakeNode's, which waits for its handlers
+			addr, _ := clusterWith(t, []string{fake}, proxy.Options{NodeTimeout: timeout, RedialBackoff: 20 * time.Millisecond})
+			blocked := dial(t, addr, 2)
+			send(t, blocked, "BLPOP", "q", "0")
+			got := receiveAsync(blocked)
+			time.Sleep(timeout / 2) // the BLPOP is on the node
+			frozen.Store(true)
+			limit := 2 * timeout
+			if traffic {
+				c := dial(t, addr, 2)
+				if v := do(t, c, "GET", "k"); v.Text() != connLost(fake) {
+					t.Fatalf("GET on the silent node: %v", v)
+				}
+			} else {
+				limit = 4 * timeout // quiet for NodeTimeout, then the PING's NodeTimeout
+			}
+			if v := recvWithin(t, "BLPOP 0 on a silent node", got, limit+promptly); v.Text() != connLost(fake) {
+				t.Errorf("BLPOP 0 on a silent node: %v, want %q", v, connLost(fake))
+			}
+		})
+	}
+}
