@@ -25,8 +25,9 @@ func (s *Server) cmdMonitor(c *client, _ [][]byte) {
 	if c.reply != replyOff && c.reply != replySkipThis {
 		c.w.OK() // CLIENT REPLY OFF or SKIP silences it like any reply
 	}
-	// The OK goes before any line another client's command may send.
-	if !c.flush() {
+	// The OK goes before any line another client's command may send
+	// (those are written by the monitor's own writer, not c.out).
+	if !c.flush() || c.out.Wait() != nil {
 		c.closing = true
 		return
 	}

@@ -3,7 +3,9 @@ package node_test
 import (
 	"io"
 	"testing"
+	"time"
 
+	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/node"
 )
 
@@ -51,4 +53,15 @@ func TestBlockingCommandInsideOneRead(t *testing.T) {
 	// The loop is entered again afterwards: plain pipelines still work.
 	write(a, "INCR n\r\nINCR n\r\nINCR n\r\n")
 	expect(a, ":1", ":2", ":3")
+}
+
+// TestPipelineWrittenBeforeReading: a client that writes a whole big
+// pipeline before it reads (redis-py's execute, go-redis's Pipeline) gets
+// every reply: the node keeps reading while the client's socket is full
+// of replies, as Redis does. Both sides waited for ever.
+func TestPipelineWrittenBeforeReading(t *testing.T) {
+	n := startNode(t, node.Options{}, nil)
+	if err := difftest.WriteAllThenRead(n.addr, "k", 300_000, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/cmdstats"
+	"github.com/shardgate/shardgate/internal/outq"
 	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
@@ -23,6 +24,7 @@ type client struct {
 	srv *Server
 	id  int64
 	nc  net.Conn
+	out *outq.Queue // replies the socket has not taken yet (flush)
 	rd  *resp.Reader
 	w   resp.Writer // replies not yet written to the client
 
@@ -192,6 +194,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	c := &client{
 		srv:     s,
 		nc:      nc,
+		out:     outq.New(nc),
 		rd:      resp.NewReader(nc),
 		laddr:   nc.LocalAddr().String(),
 		raddr:   nc.RemoteAddr().String(),
@@ -261,6 +264,7 @@ func (s *Server) serveClient(c *client) {
 		}
 		c.discardTx() // a transaction left open: its MULTI is logged
 		c.releaseWatches(false)
+		c.out.Wait() // the last replies (QUIT's) go before the close; a close from elsewhere ends the wait
 		if s.draining.Load() {
 			// Closed by Close: the replies written must reach the client
 			// (the force after the grace period closes it anyway).
@@ -372,13 +376,18 @@ func (c *client) flush() bool {
 	if len(c.w.B) == 0 {
 		return true
 	}
-	n, err := c.nc.Write(c.w.B)
-	c.srv.stats.netOutput.Add(int64(n))
+	// Never waits on the socket: a client that writes a whole pipeline
+	// before reading would otherwise leave both sides waiting (outq).
+	err := c.out.Write(c.w.B)
+	c.srv.stats.netOutput.Add(int64(len(c.w.B)))
 	c.srv.stats.writes.Add(1)
 	if cap(c.w.B) > 1<<20 {
 		c.w.B = nil
 	} else {
 		c.w.Reset()
+	}
+	if err == nil && c.outputExceeded() {
+		return false
 	}
 	return err == nil
 }

@@ -1175,3 +1175,14 @@ func TestBlockedClientsOfSilentNode(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineWrittenBeforeReading: a client that writes a whole big
+// pipeline before it reads (redis-py's execute, go-redis's Pipeline) gets
+// every reply: the proxy keeps reading while the client's socket is full
+// of replies, as Redis does. Both sides waited for ever.
+func TestPipelineWrittenBeforeReading(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{})
+	if err := difftest.WriteAllThenRead(cl.Addr, "k", 300_000, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -39,13 +39,14 @@ func (c *client) logQueryBufferLimit(qbuf int64) {
 }
 
 // outputExceeded reports whether the replies the proxy holds for the
-// client, not yet written to its socket, exceed Options.ClientOutputLimit.
+// client, not yet written to its socket (those of the batch and those
+// queued behind a full socket, c.out), exceed Options.ClientOutputLimit.
 // When they do, the replies are dropped and the connection is closed (as
 // Redis closes a client over its hard output limit), which ends the
 // client's goroutine at its next read or write.
 func (c *client) outputExceeded() bool {
 	lim := c.srv.opts.ClientOutputLimit
-	omem := int64(len(c.w.B))
+	omem := int64(len(c.w.B) + c.out.Pending())
 	if c.b.over.Load() {
 		// Replies were dropped as they arrived (batch.hold): omem is
 		// what the client would have held at the one that crossed.

@@ -29,6 +29,9 @@ func cmdMonitor(c *client, _ [][]byte) {
 // written.
 func (c *client) startMonitor() {
 	c.monitorStart = false
+	// The OK goes before any line another client's command may send
+	// (those are written by the monitor's own writer, not c.out).
+	c.out.Wait()
 	c.srv.monitors.Add(c.nc)
 }
 

@@ -41,6 +41,8 @@ type Conn struct {
 	rd, wr   op
 	readFn   func(fd uintptr) bool
 	writeFn  func(fd uintptr) bool
+	// tryWriteFn is writeFn that never waits (TryWrite).
+	tryWriteFn func(fd uintptr) bool
 
 	// loop is loopIdle, loopRunning while a ReadLoop runs, or
 	// loopClosing once Close came during one.

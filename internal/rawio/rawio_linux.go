@@ -20,6 +20,10 @@ const maxRW = 1 << 30
 func (c *Conn) setup() {
 	c.readFn = c.rd.read
 	c.writeFn = c.wr.write
+	c.tryWriteFn = func(fd uintptr) bool {
+		c.wr.write(fd)
+		return true // never wait
+	}
 }
 
 // Read reads into b; it waits on the poller while nothing is there.
@@ -73,6 +77,24 @@ func (c *Conn) Write(b []byte) (int, error) {
 	c.wmu.Lock()
 	c.wr = op{b: b}
 	err := c.rc.Write(c.writeFn)
+	n, errno := c.wr.n, c.wr.errno
+	c.wr.b = nil
+	c.wmu.Unlock()
+	switch {
+	case err != nil:
+		return n, c.opError("write", err)
+	case errno != 0:
+		return n, c.opError("write", os.NewSyscallError("write", errno))
+	}
+	return n, nil
+}
+
+// tryWrite is TryWrite for a raw connection: Write's loop, but a full
+// socket ends it instead of a wait on the poller.
+func (c *Conn) tryWrite(b []byte) (int, error) {
+	c.wmu.Lock()
+	c.wr = op{b: b}
+	err := c.rc.Write(c.tryWriteFn)
 	n, errno := c.wr.n, c.wr.errno
 	c.wr.b = nil
 	c.wmu.Unlock()

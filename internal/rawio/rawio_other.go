@@ -30,3 +30,5 @@ func (c *Conn) readLoop(space func() []byte, handle func(n int) bool) error {
 }
 
 func (c *Conn) shutdown() {}
+
+func (c *Conn) tryWrite(b []byte) (int, error) { return c.Conn.Write(b) }
