@@ -42,6 +42,9 @@ type Cluster struct {
 	published atomic.Pointer[[]byte] // the meta memberlist last announced (metaLoop)
 	clusterID atomic.Pointer[string]
 	alive     atomic.Int64 // members memberlist sees alive (self included)
+	// cut: this node has been on the minority side long enough that the
+	// majority may take its slots (Cut).
+	cut atomic.Bool
 
 	chMu    sync.Mutex
 	changes chan struct{}
@@ -91,9 +94,12 @@ type state struct {
 	bootSet      uint64 // published: BootSetDigest of the empty nodes seen alive
 	warnedExpect bool
 	warnedQuorum bool
-	lastRejoin   time.Time
-	mismatch     map[NodeID]time.Time // digest differs from ours since
-	lastSent     map[NodeID]time.Time // our table last sent directly
+	// minoritySince is when this node last found the alive nodes no
+	// majority (zero: they are one), for the minority fence (fence).
+	minoritySince time.Time
+	lastRejoin    time.Time
+	mismatch      map[NodeID]time.Time // digest differs from ours since
+	lastSent      map[NodeID]time.Time // our table last sent directly
 }
 
 type memberRec struct {

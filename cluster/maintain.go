@@ -126,6 +126,7 @@ func (c *Cluster) publishBootSet(set uint64) {
 // tick is the periodic housekeeping of the state goroutine.
 func (c *Cluster) tick(now time.Time) {
 	c.reap(now)
+	c.fence(now)
 	c.reassign(now)
 	c.rejoin(now)
 	c.antiEntropy(now)
@@ -161,6 +162,75 @@ func (c *Cluster) reap(now time.Time) {
 		delete(st.lastSent, id)
 		st.viewDirty, st.persistDirty = true, true
 	}
+}
+
+// Cut reports whether this node has been cut off from the majority of
+// the data nodes long enough that they may reassign its slots
+// (Config.ReassignAfter): its slots then answer CLUSTERDOWN, so that a
+// partition never leaves a slot writable on both sides, the writes on
+// the minority side to be dropped when it heals. As Redis Cluster, whose
+// master cut off from the majority stops taking writes. Only with
+// reassignment on: without it nobody else may take the slots.
+func (c *Cluster) Cut() bool { return c.cut.Load() }
+
+// fence updates Cut: on when the alive data nodes have been no majority
+// for a quarter of ReassignAfter (the majority takes a dead node's slots
+// after all of it, counted from when it saw the node dead, which takes
+// longer than a suspicion), off as soon as they are one again.
+func (c *Cluster) fence(now time.Time) {
+	st := &c.st
+	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
+		return
+	}
+	alive, known := c.nodeMajority()
+	if 2*alive > known {
+		st.minoritySince = time.Time{}
+		if c.cut.Swap(false) {
+			c.log.Warn("cluster: the alive nodes are a majority again: serving this node's slots again", "alive", alive, "known", known)
+		}
+		return
+	}
+	if st.minoritySince.IsZero() {
+		st.minoritySince = now
+	}
+	if now.Sub(st.minoritySince) >= c.cfg.ReassignAfter/4 && !c.cut.Swap(true) {
+		c.log.Warn("cluster: CUT OFF FROM THE MAJORITY: this node's slots answer CLUSTERDOWN until it is back, as the others may reassign them",
+			"alive", alive, "known", known, "for", now.Sub(st.minoritySince).Round(time.Millisecond))
+	}
+}
+
+// nodeMajority counts the data nodes alive (self included) and those the
+// majority is counted over: members that are nodes, and every slot owner;
+// a node that left owning nothing (drained) is not one. A node memberlist
+// suspects counts as gone: the cut-off side must stop serving before the
+// other side declares it dead and reassigns, and alone it has nobody to
+// confirm its suspicions (Lifeguard then waits longest before "dead").
+func (c *Cluster) nodeMajority() (alive, known int) {
+	st := &c.st
+	owners := c.owners()
+	unsuspected := map[string]bool{}
+	for _, n := range c.ml.Members() {
+		if n.State == memberlist.StateAlive {
+			unsuspected[n.Name] = true
+		}
+	}
+	seen := map[NodeID]bool{c.self: true}
+	alive = 1
+	for id, r := range st.members {
+		if r.State == StateLeft && !owners[id] {
+			continue
+		}
+		if r.Role == RoleNode {
+			seen[id] = true
+			if r.State == StateAlive && unsuspected[string(id)] {
+				alive++
+			}
+		}
+	}
+	for id := range owners {
+		seen[id] = true
+	}
+	return alive, len(seen)
 }
 
 // reassign hands the slots of nodes dead for Config.ReassignAfter to the

@@ -127,3 +127,55 @@ func TestPartitionHeals(t *testing.T) {
 		t.Fatalf("after healing, slot 42 on the cut-off node: %v", o)
 	}
 }
+
+// TestMinorityFence: with ReassignAfter, a node cut off from the majority
+// stops serving (Cut) before the majority reassigns its slots, so a slot
+// is never writable on both sides of a partition; the majority side is
+// never cut, and the node serves again once the partition heals.
+func TestMinorityFence(t *testing.T) {
+	t.Parallel()
+	nw := &network{cut: make(map[[2]string]bool)}
+	cs := startN(t, 3, func(i int, cfg *Config) {
+		nw.wrap(cfg)
+		cfg.ReassignAfter = 800 * time.Millisecond
+	})
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	ids := sortedIDsOf(cs)
+	a, b, c := byID(cs, ids[0]), byID(cs, ids[1]), byID(cs, ids[2])
+	for _, x := range cs {
+		if x.Cut() {
+			t.Fatalf("%s is cut with every node alive", x.ID()[:8])
+		}
+	}
+	nw.partition([]*Cluster{a, b}, []*Cluster{c})
+	var cutAt, takenAt time.Time
+	deadline := time.Now().Add(detectTimeout + convergeTimeout)
+	for (cutAt.IsZero() || takenAt.IsZero()) && time.Now().Before(deadline) {
+		if cutAt.IsZero() && c.Cut() {
+			cutAt = time.Now()
+		}
+		if takenAt.IsZero() && (*Table)(a.View().Slots).Count(c.ID()) == 0 {
+			takenAt = time.Now()
+		}
+		if a.Cut() || b.Cut() {
+			t.Fatal("a node of the majority is cut")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	switch {
+	case cutAt.IsZero():
+		t.Fatal("the node cut off from the majority never stopped serving")
+	case takenAt.IsZero():
+		t.Fatal("the majority never reassigned the cut-off node's slots")
+	case cutAt.After(takenAt):
+		t.Fatalf("the majority took the slots %v before the cut-off node stopped serving them", cutAt.Sub(takenAt))
+	}
+	time.Sleep(2 * fastTimings().memberlist().GossipToTheDeadTime)
+	nw.heal()
+	checkFor(t, convergeTimeout, func() error {
+		if c.Cut() {
+			return errors.New("the healed node is still cut")
+		}
+		return converged(cs)
+	})
+}

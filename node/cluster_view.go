@@ -52,6 +52,15 @@ const (
 	slotMine   = 1
 )
 
+// Cut reports whether the source (a *cluster.Cluster) has this node cut
+// off from its cluster's majority (cluster.Cluster.Cut).
+func (o *clusterOwnership) Cut() bool {
+	if c, ok := o.src.(interface{ Cut() bool }); ok {
+		return c.Cut()
+	}
+	return false
+}
+
 // current returns the slot map of the source's latest View.
 func (o *clusterOwnership) current() *slotMap {
 	v := o.src.View()

@@ -67,6 +67,15 @@ type Ownership interface {
 	Changes() <-chan struct{}
 }
 
+// cutter is an Ownership that may find the node cut off from its
+// cluster's majority (clusterOwnership): every command with keys then
+// answers CLUSTERDOWN The cluster is down, as a Redis Cluster node whose
+// cluster state is fail, while the majority may be taking its slots.
+type cutter interface{ Cut() bool }
+
+// isCut reports whether the node is cut off from its cluster's majority.
+func (s *Server) isCut() bool { return s.cut != nil && s.cut.Cut() }
+
 // slotRefusal is the error a command whose first key is in slot gets
 // (cross: other keys are in other slots), or "" when this node runs it,
 // in Redis's order: slot served by nobody, CROSSSLOT, MOVED.
@@ -83,6 +92,8 @@ func (s *Server) slotRefusal(slot int, cross bool) string {
 		return resp.ErrClusterDownSlot
 	case cross:
 		return resp.ErrCrossSlot
+	case s.isCut():
+		return resp.ErrClusterDown
 	case !mine:
 		return movedError(slot, owner)
 	}
@@ -96,7 +107,13 @@ func (s *Server) notServed(slot uint16) string {
 	if s.gate.fenced(slot) {
 		return fenceRefusal
 	}
-	return s.ownerRefusal(slot)
+	if msg := s.ownerRefusal(slot); msg != "" {
+		return msg
+	}
+	if s.isCut() {
+		return resp.ErrClusterDown
+	}
+	return ""
 }
 
 // ownerRefusal is notServed without the migration fence: the ownership

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -554,4 +555,36 @@ func infoField(t *testing.T, c *difftest.Conn, name string) string {
 		}
 	}
 	return ""
+}
+
+// cutOwnership is a fakeOwnership whose node may be cut off from its
+// cluster's majority.
+type cutOwnership struct {
+	*fakeOwnership
+	cut atomic.Bool
+}
+
+func (c *cutOwnership) Cut() bool { return c.cut.Load() }
+
+// TestOwnershipCutOff: a node cut off from its cluster's majority answers
+// every command with keys CLUSTERDOWN The cluster is down, as a Redis
+// Cluster node whose state is fail (its slots may be reassigned on the
+// other side), keeps its keys, and serves them again once it is back.
+func TestOwnershipCutOff(t *testing.T) {
+	f := &cutOwnership{fakeOwnership: threeNodes("127.0.0.1:1")}
+	_, addr := startOwned(t, f, nil)
+	c := dial(t, addr, 2)
+	mine, other := keyIn("m", 0, 5460), keyIn("o", 5461, 10922)
+	expect(t, c, "OK", "SET", mine, "v")
+	f.cut.Store(true)
+	for _, args := range [][]string{{"GET", mine}, {"SET", mine, "w"}, {"GET", other}, {"RPUSH", mine + "l", "x"}} {
+		expect(t, c, "CLUSTERDOWN The cluster is down", args...)
+	}
+	expect(t, c, "PONG", "PING")
+	expect(t, c, "OK", "MULTI")
+	expect(t, c, "CLUSTERDOWN The cluster is down", "INCR", mine)
+	expect(t, c, "EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	f.cut.Store(false)
+	expect(t, c, "v", "GET", mine)
+	expect(t, c, fmt.Sprintf("MOVED %d 10.0.0.2:7002", slots.SlotString(other)), "GET", other)
 }

@@ -57,6 +57,7 @@ type Server struct {
 	replID string               // INFO master_replid
 	nodeID string               // CLUSTER MYID of a standalone node, fresh for every start
 	own    Ownership            // nil: standalone, every slot served (ownership.go)
+	cut    cutter               // s.own, if it can find the node cut off from its majority
 	served [slots.Count]bool    // slots served at the last ownership change (followOwnership's)
 	gate   gates                // per-slot migration state (migrate_gate.go)
 	mig    *migrator            // nil: no migrations (migrate.go)
@@ -147,6 +148,7 @@ func New(opts Options) (*Server, error) {
 	if s.own != nil {
 		s.ks.Owns = func(slot uint16) bool { mine, _ := s.own.Slot(slot); return mine }
 	}
+	s.cut, _ = s.own.(cutter)
 	s.gate.wait = time.Second
 	s.saves.init(s.start)
 	s.startupMemory = redisinfo.ReadMemory().Used
