@@ -23,8 +23,11 @@ type proxyGossipFlags struct {
 	fast      bool
 }
 
-// defaultGossipAddr is memberlist's customary port on every interface.
-const defaultGossipAddr = "0.0.0.0:7946"
+// defaultGossipAddr is memberlist's customary port, on loopback as the
+// RESP defaults are: gossip members are trusted (without --gossip-key
+// anyone who reaches the port can join and claim slots), so reaching
+// other hosts is asked for explicitly, with --gossip.
+const defaultGossipAddr = "127.0.0.1:7946"
 
 func (g *proxyGossipFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.join, "join", "", "cluster mode: comma-separated gossip addresses (host:port) of cluster members to join; the proxy follows the cluster's slot table (exclusive with --nodes)")
