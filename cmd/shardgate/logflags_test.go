@@ -39,8 +39,9 @@ func TestJSONLogsReadable(t *testing.T) {
 }
 
 // TestProxyStartErrors: a metrics address already in use is a runtime
-// failure (exit 1, as for --addr); a node listed twice is a usage error
-// (exit 2); neither message repeats its prefix.
+// failure (exit 1, as for --addr), logged through the logger as the node
+// logs it; a node listed twice is a usage error (exit 2); neither message
+// repeats its prefix.
 func TestProxyStartErrors(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,7 +53,7 @@ func TestProxyStartErrors(t *testing.T) {
 		rc   int
 		want string
 	}{
-		{[]string{"--addr", "127.0.0.1:0", "--nodes", "127.0.0.1:1", "--metrics", busy.Addr().String()}, 1, "shardgate proxy: metrics listener: "},
+		{[]string{"--addr", "127.0.0.1:0", "--nodes", "127.0.0.1:1", "--metrics", busy.Addr().String()}, 1, `msg="proxy could not start" err="proxy: metrics listener: `},
 		{[]string{"--addr", "127.0.0.1:0", "--nodes", "127.0.0.1:1,127.0.0.1:1"}, 2, "shardgate proxy: --nodes: node 127.0.0.1:1 listed twice"},
 	} {
 		var out bytes.Buffer

@@ -227,8 +227,14 @@ Flags:
 	pf.opts.Logger = log
 	srv, err := proxy.New(pf.opts)
 	if err != nil {
+		if newExit(err) == 1 {
+			// A listener (--metrics) that could not open: a runtime
+			// failure, logged as the node logs it.
+			log.Error("proxy could not start", "err", err)
+			return 1
+		}
 		fmt.Fprintf(stderr, "shardgate proxy: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
-		return newExit(err)
+		return 2
 	}
 	if ln != nil {
 		err = srv.Serve(ctx, ln)
