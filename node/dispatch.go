@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"github.com/shardgate/shardgate/internal/monitor"
@@ -350,8 +351,10 @@ func (c *client) setLastCmd(cmd *slots.Command) {
 // refuseHTTP drops the client without a reply, discarding replies it is
 // still owed from the same batch, as Redis's securityWarningCommand does.
 func (s *Server) refuseHTTP(c *client) {
-	s.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed",
-		"client", c.id, "addr", c.raddr)
+	if s.httpWarnings.Due(time.Now()) {
+		s.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed (logged once a minute at most)",
+			"client", c.id, "addr", c.raddr)
+	}
 	c.w.Truncate(0)
 	c.closing = true
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"log/slog"
 	"net"
 	"sync"
@@ -33,11 +34,13 @@ var ErrServerClosed = errors.New("node: server closed")
 
 // Server is a running node.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	ks     *engine.Keyspace
-	routes []route // by slots.Command.ID
-	start  time.Time
+	opts Options
+	log  *slog.Logger
+	// httpWarnings limits the SECURITY ATTACK log lines (refuseHTTP).
+	httpWarnings cmdlookup.HTTPWarnings
+	ks           *engine.Keyspace
+	routes       []route // by slots.Command.ID
+	start        time.Time
 
 	clients netserve.Clients[*client]
 

@@ -305,8 +305,10 @@ func (c *client) unknownCommand(args [][]byte, refusal string) {
 		return
 	}
 	if cmdlookup.IsHTTPRequest(args[0]) {
-		c.srv.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed",
-			"client", c.id, "addr", c.raddr)
+		if c.srv.httpWarnings.Due(time.Now()) {
+			c.srv.log.Warn("possible SECURITY ATTACK detected: a client sent an HTTP request line (POST or Host:); connection closed (logged once a minute at most)",
+				"client", c.id, "addr", c.raddr)
+		}
 		c.refusedHTTP = true
 		c.closing = true
 		c.addLocal(len(c.local.B))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/shardgate/shardgate/internal/clientpause"
+	"github.com/shardgate/shardgate/internal/cmdlookup"
 	"log/slog"
 	"net"
 	"sync"
@@ -26,9 +27,11 @@ var ErrServerClosed = errors.New("proxy: server closed")
 
 // Server is a running proxy.
 type Server struct {
-	opts  Options
-	log   *slog.Logger
-	route *routing // slot table and backends (dynamic.go)
+	opts Options
+	log  *slog.Logger
+	// httpWarnings limits the SECURITY ATTACK log lines (unknownCommand).
+	httpWarnings cmdlookup.HTTPWarnings
+	route        *routing // slot table and backends (dynamic.go)
 	// routes are the commands' ways of being served, by
 	// slots.Command.ID.
 	routes []route

@@ -8,6 +8,8 @@ import (
 
 	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
+	"sync/atomic"
+	"time"
 )
 
 // Resolve finds the command (or subcommand) args names. When the name is
@@ -77,4 +79,19 @@ func Found(cmd *slots.Command, args [][]byte) *slots.Command {
 		return nil // a known subcommand would have been returned instead
 	}
 	return cmd
+}
+
+// HTTPWarnings limits the log's "possible SECURITY ATTACK" lines to one a
+// minute, as Redis's securityWarningCommand does: a scanner sending
+// thousands of HTTP requests must not flood the log.
+type HTTPWarnings struct{ last atomic.Int64 }
+
+// Due reports whether the warning for an HTTP request seen at now is to
+// be logged: the first one, and then one a minute at most.
+func (w *HTTPWarnings) Due(now time.Time) bool {
+	last := w.last.Load()
+	if last != 0 && now.UnixNano()-last <= int64(time.Minute) {
+		return false
+	}
+	return w.last.CompareAndSwap(last, now.UnixNano())
 }

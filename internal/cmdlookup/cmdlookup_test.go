@@ -1,6 +1,9 @@
 package cmdlookup
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestResolve(t *testing.T) {
 	cases := []struct {
@@ -28,6 +31,21 @@ func TestResolve(t *testing.T) {
 		}
 		if name != c.name || msg != c.errText {
 			t.Errorf("Resolve(%q) = %q, %q; want %q, %q", c.args, name, msg, c.name, c.errText)
+		}
+	}
+}
+
+// TestHTTPWarningsOncePerMinute: the first warning is logged, the next
+// ones within a minute are not, and one a minute later is.
+func TestHTTPWarningsOncePerMinute(t *testing.T) {
+	var w HTTPWarnings
+	t0 := time.Unix(1000, 0)
+	for i, c := range []struct {
+		at   time.Duration
+		want bool
+	}{{0, true}, {time.Second, false}, {59 * time.Second, false}, {61 * time.Second, true}, {62 * time.Second, false}} {
+		if got := w.Due(t0.Add(c.at)); got != c.want {
+			t.Errorf("call %d at +%v: Due %v, want %v", i, c.at, got, c.want)
 		}
 	}
 }
