@@ -629,15 +629,26 @@ func (p *nodePool) release(c *nodeConn) {
 	now := time.Now()
 	c.idleSince = now
 	*idle = append(*idle, c)
-	stale := 0
-	for stale < len(*idle)-dedicatedKeep && now.Sub((*idle)[stale].idleSince) >= dedicatedIdleTime {
-		(*idle)[stale].nc.Close()
-		stale++
-	}
-	if stale > 0 {
-		n := copy(*idle, (*idle)[stale:])
-		clear((*idle)[n:])
-		*idle = (*idle)[:n]
+	p.closeStaleLocked(now)
+}
+
+// closeStaleLocked closes the idle dedicated connections unused for
+// dedicatedIdleTime, down to dedicatedKeep per protocol. release calls it,
+// and the watchdog, for a pool whose blocking traffic has stopped (no
+// release would come). p.mu is held.
+func (p *nodePool) closeStaleLocked(now time.Time) {
+	for i := range p.idle {
+		idle := &p.idle[i]
+		stale := 0
+		for stale < len(*idle)-dedicatedKeep && now.Sub((*idle)[stale].idleSince) >= dedicatedIdleTime {
+			(*idle)[stale].nc.Close()
+			stale++
+		}
+		if stale > 0 {
+			n := copy(*idle, (*idle)[stale:])
+			clear((*idle)[n:])
+			*idle = (*idle)[:n]
+		}
 	}
 }
 
@@ -1049,6 +1060,7 @@ func (s *Server) watchdog() {
 				if !p.mu.TryLock() {
 					continue
 				}
+				p.closeStaleLocked(time.Now())
 				conns := make([]*nodeConn, 0, len(p.all))
 				for c := range p.all {
 					conns = append(conns, c)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -216,5 +217,48 @@ func TestBatchHoldsRepliesWithinOutputLimit(t *testing.T) {
 	r.complete(long)
 	if len(r.reply) != len(long) {
 		t.Errorf("no limit: reply %d bytes, want %d", len(r.reply), len(long))
+	}
+}
+
+// TestIdleDedicatedConnsClosedWithoutRelease: the idle dedicated
+// connections unused for dedicatedIdleTime are closed down to
+// dedicatedKeep when the watchdog looks (closeStaleLocked), not only when
+// the next blocking command releases one: after a burst of blocking
+// clients hundreds stayed open for minutes, counted by the node's
+// maxclients.
+func TestIdleDedicatedConnsClosedWithoutRelease(t *testing.T) {
+	p := &nodePool{}
+	now := time.Now()
+	var peers []net.Conn
+	for i := range 20 {
+		a, b := net.Pipe()
+		peers = append(peers, b)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		since := now.Add(-dedicatedIdleTime - time.Second) // stale
+		if i >= 15 {
+			since = now // fresh
+		}
+		p.idle[0] = append(p.idle[0], &nodeConn{nc: a, proto: 2, idleSince: since})
+	}
+	p.mu.Lock()
+	p.closeStaleLocked(now)
+	p.mu.Unlock()
+	if n := len(p.idle[0]); n != dedicatedKeep {
+		t.Fatalf("%d idle connections left, want %d", n, dedicatedKeep)
+	}
+	closed := 0
+	for _, b := range peers {
+		b.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := b.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed != 20-dedicatedKeep {
+		t.Fatalf("%d connections closed, want %d", closed, 20-dedicatedKeep)
+	}
+	for _, c := range p.idle[0][dedicatedKeep-5:] {
+		if !c.idleSince.Equal(now) {
+			t.Fatal("a fresh connection was closed before a stale one")
+		}
 	}
 }
