@@ -35,6 +35,9 @@ type request struct {
 	unit int32
 	// head: it is for the first command of a pipeline (refuse.go).
 	head bool
+	// info is the reply parsed as INFO's lines, once for every section
+	// merged from it (nodeInfoLines).
+	info []infoLine
 }
 
 // complete stores the reply and counts the request off its batch. A

@@ -399,7 +399,7 @@ func (c *client) newRequest() *request {
 	}
 	r := c.reqs[c.nreq]
 	c.nreq++
-	r.cmd, r.node, r.unit, r.head = nil, noOwner, 0, false
+	r.cmd, r.node, r.unit, r.head, r.info = nil, noOwner, 0, false, nil
 	return r
 }
 

@@ -195,20 +195,37 @@ func mergePersistenceField(k, a, b string) string {
 // under "# Stats").
 func nodeInfoLines(reqs []*request, f func(node int, section, field, value string)) {
 	for i, r := range reqs {
-		v := decodeReply(r.reply)
-		if v.IsError() {
-			continue
+		if r.info == nil {
+			r.info = parseInfo(r.reply)
 		}
-		text := strings.TrimPrefix(string(v.Str), "txt:")
-		section := ""
-		for _, line := range strings.Split(text, "\r\n") {
-			if t, ok := strings.CutPrefix(line, "# "); ok {
-				section = t
-			} else if k, val, found := strings.Cut(line, ":"); found {
-				f(i, section, k, val)
-			}
+		for _, l := range r.info {
+			f(i, l.section, l.field, l.value)
 		}
 	}
+}
+
+// infoLine is one field of a node's INFO reply.
+type infoLine struct{ section, field, value string }
+
+// parseInfo splits an INFO reply into its fields (none for an error).
+// Parsed once per reply: every merged section walks the same ones, and
+// splitting the text again for each was most of the proxy's INFO cost.
+func parseInfo(reply []byte) []infoLine {
+	v := decodeReply(reply)
+	if v.IsError() {
+		return []infoLine{}
+	}
+	text := strings.TrimPrefix(string(v.Str), "txt:")
+	lines := make([]infoLine, 0, strings.Count(text, "\n"))
+	section := ""
+	for line := range strings.SplitSeq(text, "\r\n") {
+		if t, ok := strings.CutPrefix(line, "# "); ok {
+			section = t
+		} else if k, val, found := strings.Cut(line, ":"); found {
+			lines = append(lines, infoLine{section, k, val})
+		}
+	}
+	return lines
 }
 
 // infoMemory sums the nodes' memory, each node process once; the

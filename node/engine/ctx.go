@@ -47,10 +47,15 @@ type Handler func(c *Ctx)
 // Lookup is Keyspace.Lookup on the command's shard.
 func (c *Ctx) Lookup(key []byte) *Entry { return c.KS.Lookup(c.Shard, key, c.Now) }
 
-// EachShard calls fn on every shard in slot order, locking each one unless
+// EachShard calls fn on every shard holding keys, in slot order, locking each one unless
 // the keyspace is held exclusively; fn returning false stops the walk.
+//
+// Only the shards that hold keys are visited (the keyspace's used set,
+// as KEYS and DBSIZE walk it): an empty shard adds nothing to what the
+// callers count, and locking all 16384 made INFO keyspace cost a few
+// hundred microseconds on an empty node.
 func (c *Ctx) EachShard(fn func(s *Shard) bool) {
-	for i := range c.KS.shards {
+	for i := c.KS.used.next(0); i >= 0; i = c.KS.used.next(i + 1) {
 		s := &c.KS.shards[i]
 		if !c.Exclusive {
 			s.mu.Lock()

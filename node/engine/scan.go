@@ -199,8 +199,8 @@ func (c *Ctx) withShard(slot int, fn func(s *Shard)) {
 	fn(s)
 }
 
-// eachUsedShard is EachShard restricted to shards that hold keys, of
-// slots this node owns (Keyspace.Owns).
+// eachUsedShard is EachShard restricted to the slots this node owns
+// (Keyspace.Owns).
 func (c *Ctx) eachUsedShard(fn func(s *Shard) bool) {
 	owns := c.KS.Owns
 	for slot := c.KS.used.next(0); slot >= 0; slot = c.KS.used.next(slot + 1) {
