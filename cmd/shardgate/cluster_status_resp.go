@@ -211,6 +211,18 @@ func compareViews(ref *memberView, refOwners *[slots.Count]string, m viewMember,
 		ps = append(ps, statusProblem{Kind: problemDisagree, Member: m.ID,
 			Text: fmt.Sprintf("%s %s has table epoch %d, the entry %d", m.Role, shortID(m.ID), v.Epoch, ref.Epoch)})
 	}
+	// Who is alive: a member cut off from the others (a partition the
+	// status command's host sees across) still has the table, but not
+	// the others alive; which member was asked first must not decide
+	// whether the cluster looks whole.
+	for _, x := range ref.Members {
+		theirs, ok := v.member(x.ID)
+		if !ok || x.ID == m.ID || memberLive(theirs.State) == memberLive(x.State) {
+			continue
+		}
+		ps = append(ps, statusProblem{Kind: problemDisagree, Member: m.ID,
+			Text: fmt.Sprintf("%s %s sees %s %s %s, the entry sees it %s", m.Role, shortID(m.ID), x.Role, shortID(x.ID), theirs.State, x.State)})
+	}
 	return ps
 }
 

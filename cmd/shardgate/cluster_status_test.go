@@ -152,8 +152,14 @@ func TestCollectStatus(t *testing.T) {
 		{name: "healthy from a node", entry: "b:1", change: func(fakeCluster) {},
 			want: want{views: map[string]string{idA: "agrees", idB: "agrees", idC: "agrees"}}},
 		{name: "dead owner", entry: "p:1", change: func(f fakeCluster) {
-			f["p:1"].Members[1].State = "dead"
 			delete(f, "b:1")
+			for _, v := range f { // every member sees it dead
+				for i := range v.Members {
+					if v.Members[i].ID == idB {
+						v.Members[i].State = "dead"
+					}
+				}
+			}
 		}, want: want{kinds: []string{"dead-owner"}, views: map[string]string{idB: "not checked"}, text: "5461-10922"}},
 		{name: "live but unreachable", entry: "p:1", change: func(f fakeCluster) { delete(f, "c:1") },
 			want: want{kinds: []string{"unreachable"}, views: map[string]string{idC: "unreachable"}, text: "connection refused"}},
@@ -507,5 +513,29 @@ func TestFormatEpochRanges(t *testing.T) {
 	// Without epochs (problem lines), adjacent ranges merge.
 	if got, want := formatStatusRanges(rs), "0-99,5461-10922,16000"; got != want {
 		t.Errorf("formatStatusRanges = %q, want %q", got, want)
+	}
+}
+
+// TestCompareViewsLiveness: a member that sees another dead where the
+// entry sees it alive (the one cut off by a partition the status
+// command's host sees across) disagrees, though its table is the same.
+func TestCompareViewsLiveness(t *testing.T) {
+	members := func(bState string) []viewMember {
+		return []viewMember{
+			{ID: "a", Role: "node", Addr: "10.0.0.1:7001", State: memberAlive, Ranges: []statusRange{{First: 0, Last: 8191}}},
+			{ID: "b", Role: "node", Addr: "10.0.0.2:7001", State: bState, Ranges: []statusRange{{First: 8192, Last: 16383}}},
+		}
+	}
+	ref := &memberView{Self: "a", Role: "node", Epoch: 1, Members: members(memberAlive)}
+	refOwners := ref.owners()
+	same := &memberView{Self: "b", Role: "node", Epoch: 1, Members: members(memberAlive)}
+	if ps := compareViews(ref, refOwners, ref.Members[1], same); len(ps) != 0 {
+		t.Fatalf("identical views: %v", ps)
+	}
+	cut := &memberView{Self: "b", Role: "node", Epoch: 1, Members: members(memberAlive)}
+	cut.Members[0].State = memberDead
+	ps := compareViews(ref, refOwners, ref.Members[1], cut)
+	if len(ps) != 1 || ps[0].Kind != problemDisagree || !strings.Contains(ps[0].Text, "sees node a dead") {
+		t.Fatalf("a member seeing the entry dead: %v", ps)
 	}
 }
