@@ -387,3 +387,34 @@ func TestRetiredPoolNotRedialled(t *testing.T) {
 		t.Errorf("named again by the view: %v, down %v", st, p.down.Load())
 	}
 }
+
+// TestMovedHintToReachedDeadNode: a proxy cut off from gossip sees every
+// member dead; a MOVED to a node its view calls dead stands while the
+// view's owner is dead too and the proxy has reached the hinted node
+// (doubted) or knows no failure of it, where the view would send the slot
+// to its dead owner (CLUSTERDOWN for every command). Once the proxy finds
+// the hinted node dead itself, the hint gives way.
+func TestMovedHintToReachedDeadNode(t *testing.T) {
+	for _, reached := range []bool{true, false} {
+		r := newTestRouting(t)
+		stale := tableFromView(testView(map[uint16]cluster.SlotOwner{5: {Owner: "3", Epoch: 1}},
+			cluster.StateDead, cluster.StateDead, cluster.StateDead))
+		r.applyTable(stale)
+		r.noteMoved(5, "b:1")
+		r.mu.Lock()
+		b := r.pool(r.byAddr["b:1"])
+		b.doubted = reached
+		if !reached {
+			r.setPoolState(b, poolDead) // verifyDead found it dead
+		}
+		r.mu.Unlock()
+		r.applyTable(stale)
+		want := "c:1"
+		if reached {
+			want = "b:1"
+		}
+		if got := r.ownerAddr(5); got != want {
+			t.Errorf("reached %v: slot 5 at %q, want %q", reached, got, want)
+		}
+	}
+}

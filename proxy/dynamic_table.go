@@ -159,7 +159,18 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 			}
 		}
 		if h, ok := r.moved[uint16(s)]; ok {
-			if c.epoch <= h.epoch && n != h.pool && want[int(h.pool)] != poolDead && now.Sub(h.at) <= movedHintTTL {
+			// A hint to a node the view calls dead gives way to a live
+			// owner in the view; when the view's owner is dead too, it
+			// stands while the proxy knows no failure of the hinted node
+			// (verifyDead asks it) or has reached it since (doubted): a
+			// proxy cut off from gossip sees every member dead, and the
+			// nodes' MOVED are all it has to route by.
+			usable := want[int(h.pool)] != poolDead
+			if !usable && (n < 0 || want[int(n)] == poolDead) {
+				hp := r.pool(int(h.pool))
+				usable = hp.doubted || (hp.getState() != poolDead && !hp.down.Load())
+			}
+			if c.epoch <= h.epoch && n != h.pool && usable && now.Sub(h.at) <= movedHintTTL {
 				n = h.pool
 			} else {
 				delete(r.moved, uint16(s))
