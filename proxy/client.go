@@ -392,6 +392,16 @@ func (c *client) flush() bool {
 	return err == nil
 }
 
+// finishMidCommand finishes the batch before the command being handled
+// makes round trips of its own; the command's time (commandstats) starts
+// then, not at the batch's start, which finishBatch has cleared.
+func (c *client) finishMidCommand() {
+	c.finishBatch()
+	if c.statStart == 0 {
+		c.statStart = c.srv.statClock()
+	}
+}
+
 // newRequest takes a request from the client's pool.
 func (c *client) newRequest() *request {
 	if c.nreq == len(c.reqs) {
@@ -740,7 +750,7 @@ func (c *client) recordElementErrors(b []byte, txCmds []int32) {
 // (which must be empty), and returns their replies decoded. Used by
 // multi-step operations (SCAN across nodes, segmented bitmaps).
 func (c *client) roundTrip(nodes []int, cmds [][][]byte) []resp.Value {
-	c.finishBatch()
+	c.finishMidCommand()
 	reqs := make([]*request, len(cmds))
 	for i, args := range cmds {
 		reqs[i] = c.forward(nodes[i], args)

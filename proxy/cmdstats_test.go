@@ -1,10 +1,13 @@
 package proxy_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/proxy"
+	"github.com/shardgate/shardgate/proxy/proxytest"
 )
 
 // TestDiffCommandStats compares the proxy's INFO commandstats and
@@ -13,4 +16,50 @@ import (
 // pops included.
 func TestDiffCommandStats(t *testing.T) {
 	difftest.CommandStatsScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
+}
+
+// TestCommandStatsTimeOfRoundTrippingCommand: a command that makes round
+// trips of its own (a segmented BITCOUNT over many segments) after others
+// in the same pipeline is timed from when those were answered, not
+// counted as taking nothing (the earlier batch's end cleared its start).
+func TestCommandStatsTimeOfRoundTrippingCommand(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"seg:*"}, SegmentBits: 1 << 12})
+	c := dial(t, cl.Addr, 2)
+	const segments = 500
+	if err := c.WriteRaw(pipeline(segments, func(i int) []string {
+		return []string{"SETBIT", "seg:big", strconv.Itoa(i << 12), "1"}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for range segments {
+		if _, err := c.Receive(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(t, c, "CONFIG", "RESETSTAT")
+	if err := c.WriteRaw(pipeline(2, func(i int) []string {
+		return [][]string{{"PING"}, {"BITCOUNT", "seg:big"}}[i]
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		v, err := c.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && v.Int != segments {
+			t.Fatalf("BITCOUNT seg:big = %v, want %d", v, segments)
+		}
+	}
+	line := infoField(t, c, "commandstats", "cmdstat_bitcount")
+	usec := -1
+	for _, f := range strings.Split(line, ",") {
+		if v, ok := strings.CutPrefix(f, "usec="); ok {
+			usec, _ = strconv.Atoi(v)
+		}
+	}
+	// 500 segments on 3 nodes take well over 100 microseconds.
+	if usec < 100 {
+		t.Errorf("cmdstat_bitcount %q: usec %d, want the BITCOUNT's own time", line, usec)
+	}
 }

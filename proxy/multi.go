@@ -567,7 +567,7 @@ func cmdUnwatch(c *client, args [][]byte) {
 // roundTripOn sends encoded commands (n replies expected) on a dedicated
 // connection after finishing the batch, and returns the raw replies.
 func (c *client) roundTripOn(conn *nodeConn, data [][]byte, n int) [][]byte {
-	c.finishBatch()
+	c.finishMidCommand()
 	var buf []byte
 	for _, d := range data {
 		buf = append(buf, d...)
