@@ -73,28 +73,17 @@ func (o *op) read(fd uintptr) bool {
 
 // Write writes all of b, waiting on the poller while the socket's buffer
 // is full.
-func (c *Conn) Write(b []byte) (int, error) {
-	c.wmu.Lock()
-	c.wr = op{b: b}
-	err := c.rc.Write(c.writeFn)
-	n, errno := c.wr.n, c.wr.errno
-	c.wr.b = nil
-	c.wmu.Unlock()
-	switch {
-	case err != nil:
-		return n, c.opError("write", err)
-	case errno != 0:
-		return n, c.opError("write", os.NewSyscallError("write", errno))
-	}
-	return n, nil
-}
+func (c *Conn) Write(b []byte) (int, error) { return c.writeWith(b, c.writeFn) }
 
 // tryWrite is TryWrite for a raw connection: Write's loop, but a full
 // socket ends it instead of a wait on the poller.
-func (c *Conn) tryWrite(b []byte) (int, error) {
+func (c *Conn) tryWrite(b []byte) (int, error) { return c.writeWith(b, c.tryWriteFn) }
+
+// writeWith runs one RawConn.Write of b with the callback fn.
+func (c *Conn) writeWith(b []byte, fn func(fd uintptr) bool) (int, error) {
 	c.wmu.Lock()
 	c.wr = op{b: b}
-	err := c.rc.Write(c.tryWriteFn)
+	err := c.rc.Write(fn)
 	n, errno := c.wr.n, c.wr.errno
 	c.wr.b = nil
 	c.wmu.Unlock()
