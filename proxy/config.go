@@ -103,7 +103,7 @@ func cmdConfigSet(c *client, args [][]byte) {
 		c.addLocal(mark)
 		return
 	}
-	r := c.forward(c.srv.anyNode(), append(shardgateUnlogged[:2:2], append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...)...))
+	r := c.forward(c.srv.anyNode(), c.srv.unlogged(append([][]byte{[]byte("CONFIG"), []byte("GET")}, ask...)))
 	c.addMerge(func(c *client) {
 		t := append(redisconf.Table(nil), c.srv.config...)
 		if v := decodeReply(r.reply); !v.IsError() && len(v.Elems)%2 == 0 {

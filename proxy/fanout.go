@@ -83,7 +83,7 @@ func (c *client) toNodes(args [][]byte, logFirst bool) fanout {
 		a := args
 		if len(f.reqs) > 0 || !logFirst {
 			if unlogged == nil {
-				unlogged = append(shardgateUnlogged[:2:2], args...)
+				unlogged = c.srv.unlogged(args)
 			}
 			a = unlogged
 		}

@@ -370,7 +370,7 @@ func cmdExec(c *client, args [][]byte) {
 		if n == node {
 			continue
 		}
-		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, unloggedMulti), [][]byte{[]byte("EXEC")})}, 2)
+		replies := c.roundTripOn(conn, [][]byte{c.srv.emptyTransaction()}, 2)
 		if v := decodeReply(replies[1]); v.Null || v.IsError() {
 			c.releaseWatches(false)
 			mark := len(c.local.B)
@@ -430,7 +430,7 @@ func txMoved(s *Server, replies [][]byte) bool {
 func (c *client) watchBroken() bool {
 	broken := c.watchMoved()
 	for _, conn := range c.watch {
-		replies := c.roundTripOn(conn, [][]byte{resp.AppendCommand(resp.AppendCommand(nil, unloggedMulti), [][]byte{[]byte("EXEC")})}, 2)
+		replies := c.roundTripOn(conn, [][]byte{c.srv.emptyTransaction()}, 2)
 		if v := decodeReply(replies[1]); v.Null {
 			broken = true
 		}
@@ -444,7 +444,7 @@ func (c *client) watchBroken() bool {
 func (c *client) switchWatchProto(ver int) {
 	for _, conn := range c.watch {
 		if conn.proto != ver {
-			c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, [][]byte{shardgateUnlogged[0], shardgateUnlogged[1], []byte("HELLO"), []byte(strconv.Itoa(ver))})}, 1)
+			c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, c.srv.unlogged([][]byte{[]byte("HELLO"), []byte(strconv.Itoa(ver))}))}, 1)
 			conn.proto = ver
 		}
 	}
@@ -547,16 +547,19 @@ func (c *client) watchMoved() bool {
 	return false
 }
 
-// unloggedMulti opens the empty transactions the proxy runs to learn
-// whether a WATCH broke (EXEC is never in the slow log).
-var unloggedMulti = [][]byte{[]byte("SHARDGATE"), []byte("UNLOGGED"), []byte("MULTI")}
+// emptyTransaction is the MULTI/EXEC the proxy runs on a WATCH
+// connection to learn whether a WATCH broke (EXEC is never in the slow
+// log; the MULTI is the proxy's, unlogged).
+func (s *Server) emptyTransaction() []byte {
+	return resp.AppendCommand(resp.AppendCommand(nil, s.unlogged([][]byte{[]byte("MULTI")})), [][]byte{[]byte("EXEC")})
+}
 
 // cmdUnwatch drops every WATCH (outside MULTI; inside, UNWATCH is queued
 // like any command).
 func cmdUnwatch(c *client, args [][]byte) {
 	c.answerHere()
 	for _, conn := range c.watch {
-		c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, append(shardgateUnlogged[:2:2], args...))}, 1)
+		c.roundTripOn(conn, [][]byte{resp.AppendCommand(nil, c.srv.unlogged(args))}, 1)
 	}
 	c.releaseWatches(true)
 	mark := len(c.local.B)

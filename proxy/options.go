@@ -60,9 +60,9 @@ type Options struct {
 	NodePassword string
 	// PlainRedisNodes says the nodes are redis-servers, not shardgate
 	// nodes (the proxy's tests run the blocking commands against Redis
-	// itself): the commands the proxy makes up on the blocking path then
-	// go as Redis's, without the SHARDGATE UNLOGGED that keeps them out
-	// of a node's slow log. Whole-keyspace commands need shardgate nodes.
+	// itself): the commands the proxy makes up then go as Redis's,
+	// without the SHARDGATE wrappers (UNLOGGED, which keeps them out of a
+	// node's slow log, and SLOT).
 	PlainRedisNodes bool
 	// MaxClients caps concurrent client connections.
 	MaxClients int
