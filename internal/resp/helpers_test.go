@@ -150,7 +150,8 @@ type rawReply struct {
 // after a pause: Redis applies its line size limits only to lines whose
 // terminator has not arrived yet, so a too-long line is refused only if
 // the server looks before the terminator comes (our Reader always refuses
-// it, whatever the timing).
+// it, whatever the timing). The pause is long enough for a server that a
+// busy machine left unscheduled for a while to look first.
 func talk(addr string, input []byte, quiet time.Duration) (replies []rawReply, closed bool, err error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -168,7 +169,7 @@ func talk(addr string, input []byte, quiet time.Duration) (replies []rawReply, c
 			input = input[n:]
 			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond)
 		nc.Write(tail)
 	}()
 	br := bufio.NewReader(nc)

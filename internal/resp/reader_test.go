@@ -199,7 +199,7 @@ func TestReaderCasesAgainstRedis(t *testing.T) {
 		}
 		wg.Go(func() {
 			o := &outcomes[i]
-			o.replies, o.closed, o.err = talk(addr, []byte(c.in), 300*time.Millisecond)
+			o.replies, o.closed, o.err = talk(addr, []byte(c.in), 600*time.Millisecond)
 		})
 	}
 	wg.Wait()
