@@ -661,6 +661,12 @@ func TestDiffPasswordCleared(t *testing.T) {
 	difftest.PasswordClearedScenario(t, difftest.Start(t))
 }
 
+// TestDiffUnauthenticated: before AUTH, a Redis command the node does not
+// serve meets Redis's refusals (difftest.UnauthenticatedScenario).
+func TestDiffUnauthenticated(t *testing.T) {
+	difftest.UnauthenticatedScenario(t, difftest.Start(t))
+}
+
 // TestDiffCommandsProcessed: total_commands_processed counts what Redis's
 // call() runs (difftest.CommandsProcessedScenario).
 func TestDiffCommandsProcessed(t *testing.T) {

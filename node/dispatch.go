@@ -91,8 +91,10 @@ func (s *Server) execute(c *client, args [][]byte) {
 		// CROSSSLOT); where Redis would run it, it is unknown.
 		var kb [8]int
 		if ucmd, _, msg := cmdlookup.Unserved(args, c.authRequired(), kb[:0]); msg != "" {
-			c.setLastCmd(ucmd)
-			c.countRejected(ucmd)
+			if ucmd != nil {
+				c.setLastCmd(ucmd)
+				c.countRejected(ucmd)
+			}
 			c.reject(msg)
 			return
 		}
@@ -102,6 +104,10 @@ func (s *Server) execute(c *client, args [][]byte) {
 	if refusal != "" {
 		if found != nil { // not an unknown subcommand
 			c.countRejected(cmd)
+		} else if c.authRequired() {
+			if msg := cmdlookup.Unauthenticated(args); msg != "" {
+				refusal = msg // a Redis subcommand not served here
+			}
 		}
 		c.rejectCmd(cmd, refusal)
 		return

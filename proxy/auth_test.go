@@ -156,6 +156,12 @@ func TestDiffPasswordCleared(t *testing.T) {
 	difftest.PasswordClearedScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
 }
 
+// TestDiffUnauthenticated: before AUTH, a Redis command shardgate does
+// not serve meets Redis's refusals (difftest.UnauthenticatedScenario).
+func TestDiffUnauthenticated(t *testing.T) {
+	difftest.UnauthenticatedScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})))
+}
+
 // TestDiffCommandsProcessed: total_commands_processed counts what Redis's
 // call() runs (difftest.CommandsProcessedScenario).
 func TestDiffCommandsProcessed(t *testing.T) {

@@ -171,6 +171,11 @@ func (c *client) handleCommand(args [][]byte) {
 		return
 	}
 	if refusal != "" {
+		if found == nil && c.authRequired() {
+			if msg := cmdlookup.Unauthenticated(args); msg != "" {
+				refusal = msg // a Redis subcommand not served here
+			}
+		}
 		c.rejectCmd(cmd, refusal)
 		return
 	}
@@ -321,8 +326,10 @@ func (c *client) unknownCommand(args [][]byte, refusal string) {
 	// unknown.
 	var kb [8]int
 	if cmd, keys, msg := cmdlookup.Unserved(args, c.authRequired(), kb[:0]); msg != "" {
-		c.lastCmd.Store(cmd)
-		c.curCmd = int32(cmd.ID + 1) // a rejected call in commandstats
+		if cmd != nil {
+			c.lastCmd.Store(cmd)
+			c.curCmd = int32(cmd.ID + 1) // a rejected call in commandstats
+		}
 		if msg == resp.ErrCrossSlot {
 			c.srv.stats.crossSlot.Add(1)
 			c.srv.cross.refused(c, cmd.FullName, args, keys)

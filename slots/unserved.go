@@ -17,9 +17,9 @@ var (
 )
 
 // redisCommands and redisContainers index redisCommandNames for
-// IsRedisCommand; filled once at init, read-only after.
+// IsRedisCommand and LookupRedis; filled once at init, read-only after.
 var (
-	redisCommands   = map[string]bool{}
+	redisCommands   = map[string]RedisCommand{}
 	redisContainers = map[string]bool{}
 )
 
@@ -32,9 +32,9 @@ func prepareUnserved() {
 		numAllIDs = prepare(c, nil, numAllIDs)
 		unservedByName[c.Name] = c
 	}
-	for _, n := range redisCommandNames {
-		redisCommands[n] = true
-		if container, _, ok := strings.Cut(n, "|"); ok {
+	for _, rc := range redisCommandNames {
+		redisCommands[rc.FullName] = rc
+		if container, _, ok := strings.Cut(rc.FullName, "|"); ok {
 			redisContainers[container] = true
 		}
 	}
@@ -45,14 +45,63 @@ func prepareUnserved() {
 // argument, or, when it is a container and a second follows, that
 // subcommand of it.
 func IsRedisCommand(args [][]byte) bool {
+	_, found := LookupRedis(args)
+	return found == RedisFound
+}
+
+// RedisLookup is what LookupRedis finds.
+type RedisLookup int
+
+const (
+	// RedisUnknown: args name no Redis 7.0 command.
+	RedisUnknown RedisLookup = iota
+	// RedisUnknownSub: args name a Redis container command and, after
+	// it, none of its subcommands.
+	RedisUnknownSub
+	// RedisFound: args name a Redis command or subcommand.
+	RedisFound
+)
+
+// RedisCommand is a Redis 7.0 command or subcommand, served or not, as
+// COMMAND INFO describes it: enough to refuse a call as Redis would
+// before running it.
+type RedisCommand struct {
+	// FullName is lower case, "container|sub" for a subcommand, as Redis
+	// prints it in arity errors.
+	FullName string
+	// Arity counts the name: N means exactly N arguments, -N at least N.
+	Arity int
+	// NoAuth: Redis runs it before authentication.
+	NoAuth bool
+}
+
+// CheckArity reports whether n arguments (the name included) suit c.
+func (c RedisCommand) CheckArity(n int) bool {
+	if c.Arity >= 0 {
+		return n == c.Arity
+	}
+	return n >= -c.Arity
+}
+
+// LookupRedis finds the Redis 7.0 command args name, served or not, as
+// Redis's lookupCommand does: the first argument, or, for a container
+// followed by a second, that subcommand of it.
+func LookupRedis(args [][]byte) (RedisCommand, RedisLookup) {
 	if len(args) == 0 {
-		return false
+		return RedisCommand{}, RedisUnknown
 	}
 	name := strings.ToLower(string(args[0]))
 	if redisContainers[name] && len(args) > 1 {
 		name += "|" + strings.ToLower(string(args[1]))
+		if _, ok := redisCommands[name]; !ok {
+			return RedisCommand{}, RedisUnknownSub
+		}
 	}
-	return redisCommands[name]
+	rc, ok := redisCommands[name]
+	if !ok {
+		return RedisCommand{}, RedisUnknown
+	}
+	return rc, RedisFound
 }
 
 // Unserved returns the unserved commands, in table order.

@@ -45,12 +45,16 @@ func Resolve(args [][]byte) (cmd *slots.Command, errMsg string) {
 // Redis Cluster node would make before running the call: a wrong number
 // of arguments, NOAUTH (authRequired), or CROSSSLOT when the keys span
 // slots (keys, appended to dst, are then the key indexes). errMsg is ""
-// where Redis would run the call, and cmd nil for any other name: the
-// caller answers unknown command then.
+// where Redis would run the call: the caller answers unknown command
+// then. cmd is nil for any other name, where errMsg, before
+// authentication, is Unauthenticated's refusal.
 func Unserved(args [][]byte, authRequired bool, dst []int) (cmd *slots.Command, keys []int, errMsg string) {
 	cmd = slots.LookupUnserved(args[0])
 	switch {
 	case cmd == nil:
+		if authRequired {
+			return nil, dst, Unauthenticated(args)
+		}
 		return nil, dst, ""
 	case !cmd.CheckArity(len(args)):
 		return cmd, dst, fmt.Sprintf(resp.ErrWrongArgs, cmd.FullName)
@@ -61,6 +65,26 @@ func Unserved(args [][]byte, authRequired bool, dst []int) (cmd *slots.Command, 
 		return cmd, keys, resp.ErrCrossSlot
 	}
 	return cmd, dst, ""
+}
+
+// Unauthenticated is the refusal Redis makes, before authentication, of
+// a call of a Redis 7.0 command that shardgate does not serve (PUBLISH,
+// CLIENT TRACKING ...): unknown subcommand, a wrong number of arguments,
+// or NOAUTH; "" for a name Redis does not know either, which the caller
+// refuses as unknown. Once authenticated, shardgate answers that such a
+// command is unknown, but a client that has not yet sent AUTH must meet
+// Redis's refusals in Redis's order.
+func Unauthenticated(args [][]byte) string {
+	rc, found := slots.LookupRedis(args)
+	switch {
+	case found == slots.RedisUnknownSub:
+		return resp.UnknownSubcommand(args)
+	case found == slots.RedisUnknown, rc.NoAuth:
+		return ""
+	case !rc.CheckArity(len(args)):
+		return fmt.Sprintf(resp.ErrWrongArgs, rc.FullName)
+	}
+	return resp.ErrNoAuth
 }
 
 // IsHTTPRequest reports whether an unknown command name is really the

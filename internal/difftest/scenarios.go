@@ -32,6 +32,30 @@ func PasswordClearedScenario(t *testing.T, p *Pair) {
 	a.Do(t, "GET", "x")
 }
 
+// UnauthenticatedScenario compares the refusals a client meets before
+// AUTH for Redis commands shardgate does not serve, with and without
+// keys, and for unknown ones: Redis looks a command up and checks its
+// arity before it asks for authentication.
+func UnauthenticatedScenario(t *testing.T, p *Pair) {
+	t.Helper()
+	admin := p.NewConn(t)
+	admin.Do(t, "CONFIG", "SET", "requirepass", "secret")
+	a := p.NewConn(t)
+	for _, args := range [][]string{
+		{"PUBLISH", "ch", "m"}, {"publish", "ch"}, {"SUBSCRIBE", "ch"}, {"PSUBSCRIBE"},
+		{"PUBSUB"}, {"PUBSUB", "CHANNELS"}, {"PUBSUB", "NOSUCH"}, {"FUNCTION", "LIST"},
+		{"SCRIPT", "FLUSH"}, {"SCRIPT", "EXISTS"}, {"ACL", "WHOAMI"}, {"ACL", "NOSUCH"},
+		{"WAIT", "0", "0"}, {"WAIT", "0"}, {"REPLICAOF", "NO", "ONE"}, {"LATENCY", "DOCTOR"},
+		{"CLIENT", "TRACKING", "on"}, {"CLIENT", "TRACKING"}, {"CLIENT", "NOSUCH"}, {"CLIENT"},
+		{"HSET", "h", "f", "v"}, {"HSET", "h"}, {"EVAL", "return 1", "0"}, {"NOSUCH", "x"},
+		{"GET", "x"}, {"GET"}, {"CONFIG"}, {"CONFIG", "NOSUCH"},
+	} {
+		a.Do(t, args...)
+	}
+	admin.Do(t, "AUTH", "secret")
+	admin.Do(t, "CONFIG", "SET", "requirepass", "")
+}
+
 // CommandsProcessedScenario compares total_commands_processed after
 // sequences whose commands Redis counts only if call() runs them: not
 // those refused before running (unknown, arity, NOAUTH) nor those MULTI

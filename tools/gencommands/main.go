@@ -29,6 +29,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,11 +98,32 @@ func main() {
 }
 
 // commandNames is the Go source of redisCommandNames: every command and
-// subcommand ("container|sub") COMMAND LIST names, sorted.
+// subcommand ("container|sub") COMMAND LIST names, sorted, with the arity
+// and no-auth flag COMMAND INFO gives it, so that a server can refuse a
+// Redis command it does not serve as Redis would before authentication.
 func (s *source) commandNames() (string, error) {
 	v, err := s.do("COMMAND", "LIST")
 	if err != nil {
 		return "", err
+	}
+	infos, err := s.do("COMMAND", "INFO")
+	if err != nil {
+		return "", err
+	}
+	byName := map[string]*command{}
+	var walk func(c *command)
+	walk = func(c *command) {
+		byName[strings.ToLower(c.name)] = c
+		for _, sc := range c.subs {
+			walk(sc)
+		}
+	}
+	for _, e := range infos.elems {
+		c, err := parseInfo(e)
+		if err != nil {
+			return "", err
+		}
+		walk(c)
 	}
 	names := make([]string, 0, len(v.elems))
 	for _, e := range v.elems {
@@ -109,10 +131,14 @@ func (s *source) commandNames() (string, error) {
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("\n// redisCommandNames lists every Redis 7.0.15 command and subcommand\n// (\"container|sub\"), served or not, as COMMAND LIST names them.\n")
-	b.WriteString("var redisCommandNames = []string{\n")
+	b.WriteString("\n// redisCommandNames lists every Redis 7.0.15 command and subcommand\n// (\"container|sub\"), served or not, as COMMAND LIST names them, with\n// their arity and whether they run before authentication (no_auth).\n")
+	b.WriteString("var redisCommandNames = []RedisCommand{\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "\t%q,\n", n)
+		c, ok := byName[n]
+		if !ok {
+			return "", fmt.Errorf("COMMAND INFO does not describe %s", n)
+		}
+		fmt.Fprintf(&b, "\t{%q, %d, %v},\n", n, c.arity, slices.Contains(c.flags, "no_auth"))
 	}
 	b.WriteString("}\n")
 	return b.String(), nil
