@@ -347,7 +347,11 @@ func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []
 	for i := len(elems) - 1; i >= 0; i-- {
 		push = append(push, elems[i])
 	}
+	// Followed through MOVED, ASK and TRYAGAIN like a client's command:
+	// the slot may have moved since the pop.
+	c.returning = true
 	r := c.roundTrip([]int{n}, [][][]byte{c.srv.unlogged(push)})[0]
+	c.returning = false
 	if r.IsError() {
 		c.srv.log.Warn("could not return what a blocking pop took for a client that had gone",
 			"client", c.id, "key", string(key), "elements", len(elems), "err", string(r.Str))
@@ -826,18 +830,13 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 	} else {
 		c.local.B = resp.AppendValue(c.local.B, v)
 	}
+	// A client that has gone (or only shut its writing side) meanwhile
+	// keeps what the pop took, as from Redis, which runs every command it
+	// has read before it reads the close: one that only half-closed reads
+	// the reply.
 	c.addLocal(mark)
 	if !start.IsZero() {
 		c.logLocal(args, time.Since(start))
-	}
-	if rawio.PeerClosed(c.nc) {
-		// Gone while the pop ran. Redis would have read the command,
-		// found the list empty and blocked, then read the close: a push
-		// from another client sent after the close, which this pop may
-		// have overtaken in the proxy, keeps its element there. Give it
-		// back, as for a blocked client that left (returnPopped).
-		c.closing = true
-		c.returnPopped(n, cmd, args, bytes.Clone(c.local.B[mark:]))
 	}
 	return true
 }

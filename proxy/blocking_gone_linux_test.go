@@ -2,9 +2,11 @@ package proxy_test
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
 )
@@ -41,42 +43,77 @@ func sendThenClose(t *testing.T, addr string, args ...string) {
 }
 
 // TestBlockingClientGoneBeforeItsPop: a blocking pop whose list has an
-// element is served at once (the proxy runs the non-blocking form); if its
-// client has gone by then, the element goes back where it was rather than
-// to nobody, as for a blocked client that leaves. (Another client's push
-// sent after the close may overtake the command in the proxy, where Redis
-// would have blocked the command and then read the close.)
+// element is served at once (the proxy runs the non-blocking form), even
+// when its client has gone by then, as Redis runs every command it has
+// read before it reads the close: the lists end as on redis-server.
 func TestBlockingClientGoneBeforeItsPop(t *testing.T) {
-	forBackends(t, func(t *testing.T, e *blockEnv) {
-		b := dial(t, e.addr, 2)
-		for _, tc := range []struct {
-			args []string
-			want []string
-		}{
-			{[]string{"BLPOP", "q", "0"}, []string{"x", "y", "z"}},
-			{[]string{"BRPOP", "q", "5"}, []string{"x", "y", "z"}},
-			{[]string{"BLMPOP", "0", "1", "q", "LEFT", "COUNT", "2"}, []string{"x", "y", "z"}},
-			{[]string{"BLMPOP", "0", "1", "q", "RIGHT", "COUNT", "2"}, []string{"x", "y", "z"}},
-			// What a move took stays in its destination, where a
-			// reliable queue's recovery finds it.
-			{[]string{"BLMOVE", "q", "{q}dst", "LEFT", "RIGHT", "0"}, []string{"y", "z"}},
-		} {
-			for round := range 5 {
+	oracle := startPlainOracle(t, "gone before its pop")
+	cases := [][]string{
+		{"BLPOP", "q", "0"},
+		{"BRPOP", "q", "5"},
+		{"BLMPOP", "0", "1", "q", "LEFT", "COUNT", "2"},
+		{"BLMPOP", "0", "1", "q", "RIGHT", "COUNT", "2"},
+		{"BLMOVE", "q", "{q}dst", "LEFT", "RIGHT", "0"},
+	}
+	// lists runs each case against addr and returns the lists after it.
+	lists := func(t *testing.T, addr string, rounds int) []difftest.Value {
+		b := dial(t, addr, 2)
+		var out []difftest.Value
+		for _, args := range cases {
+			for range rounds {
 				do(t, b, "DEL", "q", "{q}dst")
 				do(t, b, "RPUSH", "q", "x", "y", "z")
-				// The gone client's command has run (and what it took
-				// is back) once the proxy has let go of it.
+				// The gone client's command has run once the server has
+				// let go of it.
 				conns := infoField(t, b, "stats", "total_connections_received")
-				sendThenClose(t, e.addr, tc.args...)
-				waitFor(t, "the proxy to take and let go of the closed client", promptly, func() bool {
+				sendThenClose(t, addr, args...)
+				waitFor(t, "the server to take and let go of the closed client", promptly, func() bool {
 					return infoField(t, b, "stats", "total_connections_received") != conns &&
 						infoField(t, b, "clients", "connected_clients") == "1"
 				})
-				want(t, fmt.Sprintf("%q round %d: LRANGE q", tc.args, round), do(t, b, "LRANGE", "q", "0", "-1"), arr(tc.want...))
-				if len(tc.want) == 2 {
-					want(t, fmt.Sprintf("%q round %d: LRANGE {q}dst", tc.args, round), do(t, b, "LRANGE", "{q}dst", "0", "-1"), arr("x"))
-				}
+				out = append(out, do(t, b, "LRANGE", "q", "0", "-1"), do(t, b, "LRANGE", "{q}dst", "0", "-1"))
 			}
 		}
+		return out
+	}
+	const rounds = 5
+	exp := lists(t, oracle, rounds)
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		got := lists(t, e.addr, rounds)
+		for i := range exp {
+			list := []string{"q", "{q}dst"}[i%2]
+			want(t, fmt.Sprintf("%q round %d: LRANGE %s", cases[i/(2*rounds)], i/2%rounds, list), got[i], exp[i])
+		}
+	})
+}
+
+// TestBlockingHalfClosedPipeline: a client that pipelines blocking pops
+// on a list with elements and shuts its writing side reads their replies,
+// and the elements are its, as from redis-server (a half-closed client's
+// commands read before the close all run).
+func TestBlockingHalfClosedPipeline(t *testing.T) {
+	const in = "RPUSH hq a b c\r\nBLPOP hq 0\r\nBLMPOP 0 1 hq RIGHT COUNT 1\r\nBRPOPLPUSH hq {hq}d 0\r\nLLEN hq\r\n"
+	exchange := func(t *testing.T, addr string) (string, difftest.Value) {
+		nc := rawDial(t, addr)
+		nc.SetDeadline(time.Now().Add(promptly))
+		io.WriteString(nc, in)
+		nc.(*net.TCPConn).CloseWrite()
+		out, err := io.ReadAll(nc)
+		if err != nil {
+			t.Errorf("reading until the close: %v", err)
+		}
+		b := dial(t, addr, 2)
+		dst := do(t, b, "LRANGE", "{hq}d", "0", "-1")
+		do(t, b, "DEL", "hq", "{hq}d")
+		return string(out), dst
+	}
+	oracle := startPlainOracle(t, "half-closed pipeline")
+	wantOut, wantDst := exchange(t, oracle)
+	forBackends(t, func(t *testing.T, e *blockEnv) {
+		out, dst := exchange(t, e.addr)
+		if out != wantOut {
+			t.Errorf("the proxy sent %q, redis-server %q", out, wantOut)
+		}
+		want(t, "LRANGE {hq}d", dst, wantDst)
 	})
 }

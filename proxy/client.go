@@ -50,6 +50,11 @@ type client struct {
 
 	authed  bool
 	closing bool
+	// returning: the batch holds only what the proxy gives back for a
+	// client that has gone (returnPopped), whose redirections are
+	// followed all the same: they are the proxy's commands, not the
+	// client's, which it might send again elsewhere.
+	returning bool
 	// refusedHTTP: the client sent an HTTP request; it is dropped
 	// without any reply, even those owed from the same batch (Redis's
 	// securityWarningCommand).

@@ -58,7 +58,9 @@ import (
 // A client that has gone (closed, reset or killed) is not followed for:
 // its redirected commands did not run, and a client that timed out and
 // sent them again on another connection (go-redis does, after 3 s) would
-// otherwise have them run twice once the fence lifts.
+// otherwise have them run twice once the fence lifts. What the proxy
+// pushes back for it (a blocking pop's element, returnPopped) is followed
+// all the same.
 
 // maxRedirects bounds the MOVED and ASK hops followed for one command
 // (WATCH's too, multi.go): generous, since one migration costs one hop and
@@ -294,8 +296,12 @@ func (c *client) followRedirects() (followed bool) {
 }
 
 // gone reports whether the client has left or been killed, as far as the
-// kernel knows now (rawio.PeerClosed: a FIN or RST not read yet counts).
-func (c *client) gone() bool { return c.killed.Load() || rawio.PeerClosed(c.nc) }
+// kernel knows now (rawio.PeerClosed: a FIN or RST not read yet counts),
+// and its redirected commands are to be dropped (not so what the proxy
+// gives back for it: c.returning).
+func (c *client) gone() bool {
+	return !c.returning && (c.killed.Load() || rawio.PeerClosed(c.nc))
+}
 
 // resend queues a redirected unit for its new node.
 func (c *client) resend(unit []*request, rd redirect) {

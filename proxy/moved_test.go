@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -437,4 +438,62 @@ func TestAskFollowedByWatchAndBlocking(t *testing.T) {
 	do(t, c, "MULTI")
 	do(t, c, "LLEN", key)
 	want(t, "EXEC", do(t, c, "EXEC"), difftest.Value{Kind: difftest.NullArray})
+}
+
+// TestGivenBackAcrossMoved: what a blocking pop took for a client that
+// had gone goes back where its slot lives by then, following MOVED: the
+// node served the pop, the slot moved, and the push back reaches the new
+// owner rather than being dropped with the client.
+func TestGivenBackAcrossMoved(t *testing.T) {
+	sl := slots.SlotString("q")
+	pushed := make(chan string, 4)
+	newOwner, _ := redirector(t, func(_ int, args [][]byte) string {
+		if strings.EqualFold(string(args[0]), "lpush") {
+			pushed <- fmt.Sprintf("%q", args)
+			return ":1\r\n"
+		}
+		return "+OK\r\n"
+	})
+	release := make(chan struct{})
+	var once sync.Once
+	old := fakeNode(t, func(nc net.Conn) {
+		serveCommands(nc, func(args [][]byte) string {
+			name := strings.ToLower(string(args[0]))
+			if name == "client" && len(args) > 1 {
+				name += " " + strings.ToLower(string(args[1]))
+			}
+			switch name {
+			case "lmpop": // the proxy's first try: the list is empty
+				return "*-1\r\n"
+			case "client id":
+				return ":42\r\n"
+			case "blpop": // served, by a push the test makes up
+				<-release
+				return "*2\r\n$1\r\nq\r\n$1\r\nx\r\n"
+			case "client unblock": // too late: the pop was served
+				once.Do(func() { close(release) })
+				return ":1\r\n"
+			case "lpush": // the slot has moved since
+				return fmt.Sprintf("-MOVED %d %s\r\n", sl, newOwner)
+			}
+			return "+OK\r\n"
+		})
+	})
+	topo, err := proxy.NewStaticTopology([]string{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, PlainRedisNodes: true})
+	c := dial(t, addr, 2)
+	send(t, c, "BLPOP", "q", "0")
+	waitFor(t, "the client blocked", promptly, func() bool { return blockedOn(t, addr) == 1 })
+	c.Close()
+	select {
+	case got := <-pushed:
+		if want := `["LPUSH" "q" "x"]`; got != want {
+			t.Errorf("the new owner got %s, want %s", got, want)
+		}
+	case <-time.After(promptly):
+		t.Fatal("what the pop took never reached the slot's new owner")
+	}
 }
