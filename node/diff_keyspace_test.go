@@ -108,6 +108,15 @@ func TestDiffKeyspace(t *testing.T) {
 			ksUnordered("KEYS", "*"), ks("RANDOMKEY"), ks("RENAME", "k", "{k}4"), ks("COPY", "{k}2", "{k}5"),
 			ks("PERSIST", "k"), ks("EXPIRE", "k", "10"), ks("DEL", "k", "{k}2"), ks("DBSIZE"),
 		}},
+		{"scan type none", []ksStep{
+			// An expired key SCAN meets: TYPE's lookup deletes it and
+			// calls it "none", which TYPE none lets through.
+			ks("SET", "g", "v", "PXAT", "1"), ks("SCAN", "0", "TYPE", "none"), ks("DBSIZE"),
+			ks("SET", "g", "v", "PXAT", "1"), ks("SCAN", "0", "TYPE", "NoNe"), ks("DBSIZE"),
+			ks("SET", "g", "v", "PXAT", "1"), ks("SCAN", "0", "TYPE", "string"), ks("DBSIZE"),
+			ks("SET", "g", "v", "PXAT", "1"), ks("SCAN", "0"), ks("DBSIZE"),
+			ks("SET", "g", "v", "PXAT", "1"), ks("SCAN", "0", "MATCH", "x*", "TYPE", "none"), ks("DBSIZE"),
+		}},
 		{"keys patterns", []ksStep{
 			ks("MSET", "{t}", "1", "{t}a", "1", "{t}ab", "1", "{t}abc", "1", "{t}a*c", "1", "{t}[x]", "1", "{t}\\", "1",
 				"{t}h\xffllo", "1", "{t}hello", "1", "{t}hallo", "1", "{t}h]llo", "1", "{t}h^llo", "1", "{t}hbllo", "1"),

@@ -166,6 +166,12 @@ func (c *Ctx) scanShard(s *Shard, pos uint64, o scanOpts, looked, visits *int, o
 		if expired {
 			if ks.mayExpire() {
 				ks.expire(s, k, e)
+				// TYPE's lookup deleted the key and named its type
+				// "none"; the expiry check after it finds no key then,
+				// so Redis returns the name.
+				if o.typ != nil && equalFoldASCII(o.typ, "none") {
+					*out = append(*out, k)
+				}
 			}
 			return
 		}
