@@ -17,7 +17,8 @@ import (
 //     Redis leaves it;
 //   - rejected are the commands refused before they ran: by the proxy
 //     (arity, NOAUTH, CROSSSLOT, inside MULTI) or by the node with a
-//     cluster redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN);
+//     cluster redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) or another
+//     of Redis's refusals before a call (OOM, LOADING ...);
 //   - a transaction's commands count when EXEC's reply has them, with no
 //     time of their own (EXEC's covers them), failed where their element
 //     is an error.
@@ -80,10 +81,11 @@ func isArrayReply(r []byte) bool {
 	return len(r) > 0 && r[0] == '*' && !isNullReply(r)
 }
 
-// isRefusal reports whether the error reply r is a cluster refusal, which
-// a Redis Cluster node gives before the command runs.
+// isRefusal reports whether the error reply r is one a Redis Cluster node
+// gives before the command runs: a cluster refusal, or out of memory,
+// loading and the like (Redis's rejectCommand).
 func isRefusal(r []byte) bool {
-	for _, code := range [...]string{"-MOVED ", "-ASK ", "-TRYAGAIN ", "-CLUSTERDOWN ", "-CROSSSLOT "} {
+	for _, code := range [...]string{"-MOVED ", "-ASK ", "-TRYAGAIN ", "-CLUSTERDOWN ", "-CROSSSLOT ", "-OOM ", "-LOADING ", "-MISCONF ", "-BUSY "} {
 		if bytes.HasPrefix(r, []byte(code)) {
 			return true
 		}

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,4 +63,53 @@ func TestCommandStatsTimeOfRoundTrippingCommand(t *testing.T) {
 	if usec < 100 {
 		t.Errorf("cmdstat_bitcount %q: usec %d, want the BITCOUNT's own time", line, usec)
 	}
+}
+
+// TestDiffCommandStatsOOM: a command a node refuses for its maxmemory is a
+// rejected call, not a failed one, in the proxy's commandstats as in
+// redis-server's, and not in total_commands_processed.
+func TestDiffCommandStatsOOM(t *testing.T) {
+	oracle := dial(t, startPlainOracle(t, "commandstats under OOM"), 2)
+	px := proxytest.Start(t, 1, proxy.Options{})
+	node := dial(t, px.NodeAddrs[0], 2)
+	target := dial(t, px.Addr, 2)
+	for _, c := range []*difftest.Conn{oracle, node} {
+		do(t, c, "CONFIG", "SET", "maxmemory", "1")
+	}
+	lines := func(c *difftest.Conn) []string {
+		do(t, c, "CONFIG", "RESETSTAT")
+		do(t, c, "SET", "a", "1")
+		do(t, c, "GET", "a")
+		do(t, c, "RPUSH", "l", "x")
+		var out []string
+		for _, section := range []string{"commandstats", "errorstats"} {
+			for _, line := range strings.Split(do(t, c, "INFO", section).Text(), "\r\n") {
+				if strings.HasPrefix(line, "cmdstat_config") || strings.HasPrefix(line, "cmdstat_info") {
+					continue
+				}
+				if name, stats, ok := strings.Cut(line, ":"); ok {
+					out = append(out, name+":"+dropUsec(stats))
+				}
+			}
+		}
+		return append(out, "total_commands_processed:"+infoField(t, c, "stats", "total_commands_processed"))
+	}
+	// Sorted: Redis lists commands in its hash table's order.
+	want, got := lines(oracle), lines(target)
+	slices.Sort(want)
+	slices.Sort(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("proxy:\n%s\nredis-server:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// dropUsec keeps a cmdstat line's counts, not its times.
+func dropUsec(stats string) string {
+	var keep []string
+	for _, f := range strings.Split(stats, ",") {
+		if !strings.HasPrefix(f, "usec") {
+			keep = append(keep, f)
+		}
+	}
+	return strings.Join(keep, ",")
 }
