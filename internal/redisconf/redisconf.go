@@ -161,7 +161,7 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 			continue
 		}
 		// Redis could change it; this server keeps the value it has.
-		if p == nil || !sameValue(string(pairs[2*i+1]), p.Get()) {
+		if p == nil || !sameValue(keys[i], string(pairs[2*i+1]), p.Get()) {
 			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
 			return
 		}
@@ -182,16 +182,71 @@ func (t Table) ValueDependent(name string) bool {
 		!containsFold(redisImmutable, name) && !containsFold(redisProtected, name)
 }
 
-// sameValue reports whether a CONFIG SET value says what the current one
-// does: the same words in any case (yes, NoEviction), or the same amount
-// of memory however written (0 and 0mb, 1gb and 1073741824).
-func sameValue(v, current string) bool {
+// sameValue reports whether a CONFIG SET value for the parameter name
+// says what the current one does: the same words in any case (yes,
+// NoEviction), the same amount of memory however written (0 and 0mb, 1gb
+// and 1073741824; 0 and 0% for a percentage), or, for
+// client-output-buffer-limit, limits that leave every class as it is
+// (the classes named, in any order and spelling, over the others).
+func sameValue(name, v, current string) bool {
 	if strings.EqualFold(v, current) {
 		return true
 	}
-	a, okA := MemToULL(v)
-	b, okB := MemToULL(current)
+	if name == "client-output-buffer-limit" {
+		return sameOutputLimits(v, current)
+	}
+	a, okA := memoryOrPercent(v)
+	b, okB := memoryOrPercent(current)
 	return okA && okB && a == b
+}
+
+// memoryOrPercent reads a memory amount as MemToULL does, or a percentage
+// ("5%") as Redis keeps one: negated.
+func memoryOrPercent(v string) (int64, bool) {
+	if pct, ok := strings.CutSuffix(v, "%"); ok {
+		n, err := strconv.ParseInt(pct, 10, 64)
+		return -n, err == nil && n >= 0
+	}
+	n, ok := MemToULL(v)
+	return int64(n), ok
+}
+
+// sameOutputLimits reports whether setting client-output-buffer-limit to
+// v leaves current's limits as they are: v's classes (replica is slave)
+// set over current's, as Redis sets only the classes named.
+func sameOutputLimits(v, current string) bool {
+	limits := func(s string) (map[string][3]int64, bool) {
+		words := splitSpaces(s)
+		if len(words)%4 != 0 {
+			return nil, false
+		}
+		m := map[string][3]int64{}
+		for i := 0; i < len(words); i += 4 {
+			class := strings.ToLower(words[i])
+			if class == "replica" {
+				class = "slave"
+			}
+			hard, okH := MemToULL(words[i+1])
+			soft, okS := MemToULL(words[i+2])
+			secs, okT := strtoll(words[i+3])
+			if !okH || !okS || !okT {
+				return nil, false
+			}
+			m[class] = [3]int64{int64(hard), int64(soft), int64(int32(secs))}
+		}
+		return m, true
+	}
+	set, okV := limits(v)
+	cur, okC := limits(current)
+	if !okV || !okC {
+		return false
+	}
+	for class, l := range set {
+		if c, ok := cur[class]; !ok || c != l {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseMemory parses a memory amount for the command line's size flags:

@@ -218,3 +218,34 @@ func TestStrtoll(t *testing.T) {
 		}
 	}
 }
+
+// TestSameValue: a value written differently from the current one but
+// meaning the same is the same (CONFIG SET takes it on a parameter kept
+// fixed).
+func TestSameValue(t *testing.T) {
+	const limits = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+	for _, tc := range []struct {
+		name, v, current string
+		same             bool
+	}{
+		{"maxmemory-policy", "NoEviction", "noeviction", true},
+		{"maxmemory", "1gb", "1073741824", true},
+		{"maxmemory", "1gb", "1000000000", false},
+		{"maxmemory-clients", "0%", "0", true},
+		{"maxmemory-clients", "5%", "5%", true},
+		{"maxmemory-clients", "5%", "5", false},
+		{"maxmemory-clients", "-5%", "5%", false},
+		{"client-output-buffer-limit", "normal 0 0 0", limits, true},
+		{"client-output-buffer-limit", "pubsub 32mb 8mb 60", limits, true},
+		{"client-output-buffer-limit", "replica 256mb 64mb 60 normal 0 0 0", limits, true},
+		{"client-output-buffer-limit", "NORMAL 0 0 0 Slave 256mb 64mb 60", limits, true},
+		{"client-output-buffer-limit", "normal 0 0 1", limits, false},
+		{"client-output-buffer-limit", "pubsub 32mb 8mb 61", limits, false},
+		{"client-output-buffer-limit", "normal 0 0", limits, false},
+		{"client-output-buffer-limit", "", limits, true}, // no class: Redis changes nothing
+	} {
+		if got := sameValue(tc.name, tc.v, tc.current); got != tc.same {
+			t.Errorf("sameValue(%q, %q, %q) = %v, want %v", tc.name, tc.v, tc.current, got, tc.same)
+		}
+	}
+}
