@@ -133,6 +133,8 @@ func TestRawInputLikeRedis(t *testing.T) {
 		{"HTTP POST", "POST / HTTP/1.1\r\n\r\n"},
 		{"Host header", "host: x\r\nPING\r\n"},
 		{"POST multibulk", "*1\r\n$4\r\nPOST\r\n"},
+		{"POST and a NUL", "*1\r\n$5\r\nPOST\x00\r\nPING\r\n"},
+		{"Host: and a NUL", "*2\r\n$7\r\nhost:\x00x\r\n$1\r\na\r\nPING\r\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

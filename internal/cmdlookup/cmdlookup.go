@@ -89,8 +89,10 @@ func Unauthenticated(args [][]byte) string {
 
 // IsHTTPRequest reports whether an unknown command name is really the
 // start of an HTTP request ("POST" or a "Host:" header line): Redis closes
-// such a connection without a reply, as a cross-protocol attack.
+// such a connection without a reply, as a cross-protocol attack. Redis
+// compares with strcasecmp, which stops at a NUL byte.
 func IsHTTPRequest(name []byte) bool {
+	name = slots.CString(name)
 	return slots.EqualFold("post", name) || slots.EqualFold("host:", name)
 }
 

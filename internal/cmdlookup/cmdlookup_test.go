@@ -35,6 +35,19 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestIsHTTPRequest: the names Redis takes for an HTTP request, compared
+// as strcasecmp does (up to a NUL byte).
+func TestIsHTTPRequest(t *testing.T) {
+	for name, want := range map[string]bool{
+		"POST": true, "post": true, "Host:": true, "HOST:": true, "POST\x00": true, "host:\x00x": true,
+		"GET": false, "POSTX": false, "host": false, "\x00POST": false, "": false, "pos": false,
+	} {
+		if got := IsHTTPRequest([]byte(name)); got != want {
+			t.Errorf("IsHTTPRequest(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // TestHTTPWarningsOncePerMinute: the first warning is logged, the next
 // ones within a minute are not, and one a minute later is.
 func TestHTTPWarningsOncePerMinute(t *testing.T) {
