@@ -695,8 +695,16 @@ func (l *Log) trimTo(s int64) {
 		l.outDone -= drop
 	}
 	l.outBase = s
-	if cap(l.out) > maxKeptBuffer && len(l.out) == 0 {
-		l.out = nil
+	// A huge record grew out; with EverySec the bytes since the last
+	// fsync stay in it, so it is rarely empty: keep only what they need,
+	// or the node holds (and counts against maxmemory) the huge buffer
+	// for good.
+	if cap(l.out) > maxKeptBuffer && len(l.out) <= maxKeptBuffer/2 {
+		if len(l.out) == 0 {
+			l.out = nil
+		} else {
+			l.out = append([]byte(nil), l.out...)
+		}
 	}
 }
 

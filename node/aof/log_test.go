@@ -1,6 +1,7 @@
 package aof
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -683,5 +684,31 @@ func TestSyncAppended(t *testing.T) {
 				t.Fatalf("an append after SyncAppended: %v", err)
 			}
 		})
+	}
+}
+
+// TestTrimLetsHugeBufferGo: once the bytes of a huge record are fsynced,
+// the write buffer it grew shrinks to what the unsynced bytes after it
+// need, even when some remain (EverySec keeps them for a rewrite), and
+// those bytes are kept.
+func TestTrimLetsHugeBufferGo(t *testing.T) {
+	big := make([]byte, 3*maxKeptBuffer)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	l := &Log{out: big, outDone: len(big)}
+	l.trimTo(int64(len(big) - 100))
+	if cap(l.out) > maxKeptBuffer {
+		t.Errorf("cap(out) = %d after the huge record was synced, want at most %d", cap(l.out), maxKeptBuffer)
+	}
+	if len(l.out) != 100 || l.outDone != 100 || l.outBase != int64(len(big)-100) || !bytes.Equal(l.out, big[len(big)-100:]) {
+		t.Errorf("out kept %d bytes (done %d, base %d), want the last 100", len(l.out), l.outDone, l.outBase)
+	}
+	// A buffer within bounds is reused as it is.
+	small := make([]byte, 1000, maxKeptBuffer)
+	l = &Log{out: small, outDone: 1000}
+	l.trimTo(900)
+	if cap(l.out) != maxKeptBuffer || len(l.out) != 100 {
+		t.Errorf("a buffer within bounds: len %d cap %d", len(l.out), cap(l.out))
 	}
 }
