@@ -30,13 +30,15 @@ type Options struct {
 const (
 	defaultRetry = 100 * time.Millisecond
 	defaultSync  = time.Second
-	// maxKeptBuffer: a buffer grown past this by a huge record is dropped
-	// after use rather than kept for the next swap.
-	maxKeptBuffer = 16 << 20
+	// maxKeptBuffer: a buffer grown past this by a big record is dropped
+	// after use rather than kept for the next swap. The log has three
+	// (appending, spare, writing), which the node's memory counts
+	// against maxmemory: kept small, as Redis keeps its AOF buffer.
+	maxKeptBuffer = 1 << 20
 	// maxUnsynced: with EverySec, this many written but unfsynced bytes
 	// start the background fsync early, bounding the bytes kept in memory
 	// for a rewrite after a failed fsync.
-	maxUnsynced = 64 << 20
+	maxUnsynced = 16 << 20
 )
 
 // Stats is the log's state for INFO persistence.
@@ -131,6 +133,8 @@ type Log struct {
 	fsyncs    atomic.Uint64
 	fileSize  atomic.Int64
 	unwritten atomic.Int64
+	// outCap is cap(out), the writer's buffer, for tests.
+	outCap atomic.Int64
 
 	done      chan struct{} // the writer exited
 	syncDone  chan struct{} // the syncer exited
@@ -534,7 +538,11 @@ func (l *Log) collect(retry *time.Timer) (closing bool, rot *rotation) {
 		}
 	}
 	l.mu.Lock()
-	for len(l.buf) == 0 && l.outDone == len(l.out) && !l.closing && l.rot == nil && l.err.Load() == nil && !l.resync.Load() {
+	// Also woken when a background fsync covered bytes out still holds
+	// (EverySec), so that they go (flush trims them) rather than wait
+	// for the next append: a burst of big writes would otherwise keep
+	// its bytes in memory until then.
+	for len(l.buf) == 0 && l.outDone == len(l.out) && !l.closing && l.rot == nil && l.err.Load() == nil && !l.resync.Load() && !(len(l.out) > 0 && l.synced.Load() > l.outBase) {
 		l.idle = true
 		l.mu.Unlock()
 		select {
@@ -580,6 +588,7 @@ func (l *Log) collect(retry *time.Timer) (closing bool, rot *rotation) {
 		l.spare = nil
 	}
 	l.unwritten.Store(int64(len(l.out) - l.outDone))
+	l.outCap.Store(int64(cap(l.out)))
 	return closing, rot
 }
 
@@ -706,6 +715,7 @@ func (l *Log) trimTo(s int64) {
 			l.out = append([]byte(nil), l.out...)
 		}
 	}
+	l.outCap.Store(int64(cap(l.out)))
 }
 
 func (l *Log) publish(size int64, lsn uint64) {
@@ -784,6 +794,11 @@ func (l *Log) syncOnce() {
 	}
 	l.synced.Store(size)
 	l.syncedLSN.Store(lsn)
+	// An idle writer lets go of the bytes now fsynced (collect).
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Rotate ends the current log file and starts a new one: records appended

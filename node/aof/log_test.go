@@ -712,3 +712,26 @@ func TestTrimLetsHugeBufferGo(t *testing.T) {
 		t.Errorf("a buffer within bounds: len %d cap %d", len(l.out), cap(l.out))
 	}
 }
+
+// TestEverySecLetsSyncedBytesGo: with EverySec, the bytes of a big record
+// leave the writer's buffer once the background fsync has covered them,
+// without waiting for another append.
+func TestEverySecLetsSyncedBytesGo(t *testing.T) {
+	lg, _ := testLogger(t)
+	l, err := Open(Options{Dir: t.TempDir(), Policy: EverySec, Logger: lg, SyncInterval: 10 * time.Millisecond}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	val := make([]byte, 4*maxKeptBuffer)
+	lsn := l.Append(&Record{Kind: KindCommand, Cmds: [][][]byte{{[]byte("SET"), []byte("k"), val}}})
+	if err := l.Wait(lsn); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if n := l.outCap.Load(); n > maxKeptBuffer {
+			return fmt.Errorf("the writer still holds %d bytes after the fsync", n)
+		}
+		return nil
+	})
+}
