@@ -203,9 +203,9 @@ func sameValue(name, v, current string) bool {
 // memoryOrPercent reads a memory amount as MemToULL does, or a percentage
 // ("5%") as Redis keeps one: negated.
 func memoryOrPercent(v string) (int64, bool) {
-	if pct, ok := strings.CutSuffix(v, "%"); ok {
-		n, err := strconv.ParseInt(pct, 10, 64)
-		return -n, err == nil && n >= 0
+	if strings.HasSuffix(v, "%") {
+		n, ok := percent(v)
+		return -n, ok
 	}
 	n, ok := MemToULL(v)
 	return int64(n), ok
