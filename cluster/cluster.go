@@ -108,6 +108,7 @@ type memberRec struct {
 	clusterID string
 	bootSet   uint64    // its published bootstrap set digest (meta.BootSet)
 	since     time.Time // last change of State
+	heard     time.Time // its last heartbeat (nodes only)
 	ip        net.IP
 	port      uint16
 }
@@ -204,6 +205,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	go c.run()
 	c.bg.Add(1)
 	go c.metaLoop()
+	if cfg.Role == RoleNode {
+		c.bg.Add(1)
+		go c.heartbeatLoop()
+	}
 	if len(cfg.Join) > 0 {
 		c.startJoin(cfg.Join, true)
 	}
@@ -399,6 +404,52 @@ func (c *Cluster) announceLeave() {
 	}
 }
 
+// heartbeatLoop sends every alive node a heartbeat each heartbeatEvery,
+// by UDP: the minority fence (fence) counts the nodes it heard from
+// lately, which does not wait for memberlist to suspect them one probe
+// at a time (slower still on the isolated side, which Lifeguard slows).
+// Every node sends, whatever its own ReassignAfter, as the others' fence
+// may count it.
+func (c *Cluster) heartbeatLoop() {
+	defer c.bg.Done()
+	ticker := time.NewTicker(c.heartbeatEvery())
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-ticker.C:
+		}
+		v := c.View()
+		msg := appendHeartbeat(nil, v.ClusterID, c.self)
+		for _, m := range v.Members {
+			if m.ID == c.self || m.Role != RoleNode || m.State != StateAlive {
+				continue
+			}
+			if c.cfg.dropHeartbeat != nil && c.cfg.dropHeartbeat(c.self, m.ID) {
+				continue
+			}
+			ip, port := splitGossip(m.Gossip)
+			if ip == nil {
+				continue
+			}
+			if err := c.ml.SendBestEffort(&memberlist.Node{Name: string(m.ID), Addr: ip, Port: port}, msg); err != nil {
+				c.log.Debug("cluster: heartbeat", "to", m.ID, "err", err)
+			}
+		}
+	}
+}
+
+// heartbeatEvery is the heartbeat period: the housekeeping tick, or less
+// so that the fence's window (ReassignAfter/4) spans several heartbeats.
+func (c *Cluster) heartbeatEvery() time.Duration {
+	every := c.tm.tick
+	if ra := c.cfg.ReassignAfter; ra > 0 {
+		every = min(every, ra/16)
+	}
+	return max(every, 10*time.Millisecond)
+}
+
 // run is the state goroutine.
 func (c *Cluster) run() {
 	defer c.loops.Done()
@@ -492,6 +543,12 @@ func (c *Cluster) handle(e event, now time.Time) {
 		}
 		c.setState(rec, s, now)
 	case evMsg:
+		if e.msg.kind == msgHeartbeat {
+			if rec := st.members[e.msg.id]; rec != nil && rec.Role == RoleNode {
+				rec.heard = now
+			}
+			return
+		}
 		if e.msg.kind == msgLeave {
 			if rec := st.members[e.msg.id]; rec != nil && rec.BootID == e.msg.bootID && !rec.leaving {
 				rec.leaving = true

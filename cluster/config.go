@@ -31,6 +31,9 @@ type Config struct {
 
 	// wrapTransport, for tests, wraps the gossip transport (to cut links).
 	wrapTransport func(*memberlist.NetTransport) memberlist.NodeAwareTransport
+	// dropHeartbeat, for tests, drops the heartbeats from one node to
+	// another (a partition memberlist does not see).
+	dropHeartbeat func(from, to NodeID) bool
 }
 
 // weight is Weight with its default.

@@ -22,6 +22,9 @@
 //     the live node with the lowest id claims them for the live nodes at a
 //     higher epoch, with a loud warning, because the dead node's data for
 //     those slots is lost.
+//   - Minority fence (Cut): with reassignment on, a node that hears from no
+//     majority of the nodes (gossip and heartbeats) stops serving well
+//     before the majority may reassign its slots.
 //
 // The whole table travels in memberlist's push/pull exchange
 // (LocalState/MergeRemoteState); changes travel as broadcasts named by slot

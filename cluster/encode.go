@@ -21,6 +21,7 @@ import (
 //	kind, byte length + cluster id, then
 //	  msgClaims, msgState: claims
 //	  msgLeave: byte length + node id, byte length + boot id
+//	  msgHeartbeat: byte length + node id
 //
 // Node metadata (memberlist NodeMeta, at most 512 bytes):
 //
@@ -33,9 +34,10 @@ const (
 	claimsVersion = 1
 	metaVersion   = 1
 
-	msgClaims byte = 1 // a change: claims named by their slot range
-	msgState  byte = 2 // a member's whole table
-	msgLeave  byte = 3 // a member is leaving (Close): others record it left, not dead
+	msgClaims    byte = 1 // a change: claims named by their slot range
+	msgState     byte = 2 // a member's whole table
+	msgLeave     byte = 3 // a member is leaving (Close): others record it left, not dead
+	msgHeartbeat byte = 4 // a node is here: the minority fence counts whom it hears from
 
 	// maxMetaSize is memberlist's MetaMaxSize.
 	maxMetaSize = 512
@@ -208,7 +210,7 @@ type message struct {
 	kind      byte
 	clusterID string
 	claims    []Claim // msgClaims, msgState
-	id        NodeID  // msgLeave
+	id        NodeID  // msgLeave, msgHeartbeat
 	bootID    string  // msgLeave
 }
 
@@ -216,6 +218,13 @@ func appendMessage(b []byte, kind byte, clusterID string, cs []Claim) []byte {
 	b = append(b, kind, byte(len(clusterID)))
 	b = append(b, clusterID...)
 	return AppendClaims(b, cs)
+}
+
+func appendHeartbeat(b []byte, clusterID string, id NodeID) []byte {
+	b = append(b, msgHeartbeat, byte(len(clusterID)))
+	b = append(b, clusterID...)
+	b = append(b, byte(len(id)))
+	return append(b, id...)
 }
 
 func appendLeave(b []byte, clusterID string, id NodeID, bootID string) []byte {
@@ -234,9 +243,11 @@ func decodeMessage(b []byte) (message, error) {
 	switch m.kind {
 	case msgClaims, msgState:
 		m.claims = d.claims()
-	case msgLeave:
+	case msgLeave, msgHeartbeat:
 		m.id = NodeID(d.str())
-		m.bootID = d.str()
+		if m.kind == msgLeave {
+			m.bootID = d.str()
+		}
 		if d.err == nil && !m.id.Valid() {
 			d.fail("bad node id %q", m.id)
 		}

@@ -173,16 +173,21 @@ func (c *Cluster) reap(now time.Time) {
 // reassignment on: without it nobody else may take the slots.
 func (c *Cluster) Cut() bool { return c.cut.Load() }
 
-// fence updates Cut: on when the alive data nodes have been no majority
-// for a quarter of ReassignAfter (the majority takes a dead node's slots
-// after all of it, counted from when it saw the node dead, which takes
-// longer than a suspicion), off as soon as they are one again.
+// fence updates Cut: on when the data nodes this node hears from have
+// been no majority for a quarter of ReassignAfter, off as soon as they are
+// one again. A node counts as heard from while it is alive, unsuspected,
+// and its last heartbeat is at most ReassignAfter/4 old. So a node cut
+// off stops serving at most ReassignAfter/2 (and a tick) after the last
+// heartbeat that crossed the partition, however long memberlist takes to
+// suspect its peers, while the majority reassigns its slots no sooner
+// than ReassignAfter after declaring it dead, which takes a suspicion
+// timeout after the partition.
 func (c *Cluster) fence(now time.Time) {
 	st := &c.st
 	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
 		return
 	}
-	alive, known := c.nodeMajority()
+	alive, known := c.nodeMajority(now)
 	if 2*alive > known {
 		st.minoritySince = time.Time{}
 		if c.cut.Swap(false) {
@@ -199,13 +204,15 @@ func (c *Cluster) fence(now time.Time) {
 	}
 }
 
-// nodeMajority counts the data nodes alive (self included) and those the
-// majority is counted over: members that are nodes, and every slot owner;
-// a node that left owning nothing (drained) is not one. A node memberlist
-// suspects counts as gone: the cut-off side must stop serving before the
-// other side declares it dead and reassigns, and alone it has nobody to
-// confirm its suspicions (Lifeguard then waits longest before "dead").
-func (c *Cluster) nodeMajority() (alive, known int) {
+// nodeMajority counts the data nodes heard from (self included) and those
+// the majority is counted over: members that are nodes, and every slot
+// owner; a node that left owning nothing (drained) is not one. A node
+// counts as heard from when it is alive, memberlist does not suspect it
+// (the cut-off side must stop serving before the other side declares it
+// dead, and alone it has nobody to confirm its suspicions), and its last
+// heartbeat is recent (suspicions come one probe at a time).
+func (c *Cluster) nodeMajority(now time.Time) (alive, known int) {
+	window := c.cfg.ReassignAfter / 4
 	st := &c.st
 	owners := c.owners()
 	unsuspected := map[string]bool{}
@@ -222,7 +229,7 @@ func (c *Cluster) nodeMajority() (alive, known int) {
 		}
 		if r.Role == RoleNode {
 			seen[id] = true
-			if r.State == StateAlive && unsuspected[string(id)] {
+			if r.State == StateAlive && unsuspected[string(id)] && now.Sub(r.heard) <= window {
 				alive++
 			}
 		}

@@ -170,6 +170,7 @@ func TestMinorityFence(t *testing.T) {
 	case cutAt.After(takenAt):
 		t.Fatalf("the majority took the slots %v before the cut-off node stopped serving them", cutAt.Sub(takenAt))
 	}
+	t.Logf("the cut-off node stopped serving %v before the majority took its slots", takenAt.Sub(cutAt))
 	time.Sleep(2 * fastTimings().memberlist().GossipToTheDeadTime)
 	nw.heal()
 	checkFor(t, convergeTimeout, func() error {
@@ -177,5 +178,59 @@ func TestMinorityFence(t *testing.T) {
 			return errors.New("the healed node is still cut")
 		}
 		return converged(cs)
+	})
+}
+
+// TestFenceOnHeartbeats: a node that hears no heartbeat from the others
+// is cut even while memberlist still sees every member alive (its
+// suspicions come one probe at a time, and Lifeguard slows the probes of
+// an isolated member), while the others, hearing each other, are not; it
+// serves again once the heartbeats are back.
+func TestFenceOnHeartbeats(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var isolated NodeID
+	cs := startN(t, 3, func(i int, cfg *Config) {
+		cfg.ReassignAfter = 800 * time.Millisecond
+		cfg.dropHeartbeat = func(from, to NodeID) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return from == isolated || to == isolated
+		}
+	})
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	c := cs[2]
+	owned := (*Table)(c.View().Slots).Count(c.ID())
+	if owned == 0 {
+		t.Fatal("the node to isolate owns no slot")
+	}
+	mu.Lock()
+	isolated = c.ID()
+	mu.Unlock()
+	checkFor(t, convergeTimeout, func() error {
+		if !c.Cut() {
+			return errors.New("the node that hears no heartbeat is not cut")
+		}
+		return nil
+	})
+	for _, x := range cs[:2] {
+		if x.Cut() {
+			t.Fatalf("%s, which hears the other node, is cut", x.ID()[:8])
+		}
+		if s := x.View().Members; len(s) != 3 {
+			t.Fatalf("%s sees %d members", x.ID()[:8], len(s))
+		}
+		if n := (*Table)(x.View().Slots).Count(c.ID()); n != owned {
+			t.Fatalf("%s sees %d of the isolated node's %d slots left to it: a member memberlist sees alive lost its slots", x.ID()[:8], n, owned)
+		}
+	}
+	mu.Lock()
+	isolated = ""
+	mu.Unlock()
+	checkFor(t, convergeTimeout, func() error {
+		if c.Cut() {
+			return errors.New("the node is still cut with heartbeats back")
+		}
+		return nil
 	})
 }

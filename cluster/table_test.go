@@ -414,12 +414,20 @@ func TestMessages(t *testing.T) {
 	if err != nil || m.kind != msgLeave || m.clusterID != "cid" || m.id != id || m.bootID != "boot1" {
 		t.Fatalf("leave: %+v %v", m, err)
 	}
+	hb := appendHeartbeat(nil, "cid", id)
+	m, err = decodeMessage(hb)
+	if err != nil || m.kind != msgHeartbeat || m.clusterID != "cid" || m.id != id || m.bootID != "" {
+		t.Fatalf("heartbeat: %+v %v", m, err)
+	}
 	for _, bad := range [][]byte{
 		nil,
 		{9, 0},                           // unknown kind
 		append(slices.Clone(b), 0),       // trailing
 		b[:len(b)-1],                     // truncated
 		appendLeave(nil, "c", "xyz", ""), // bad id
+		append(slices.Clone(hb), 0),      // trailing
+		hb[:len(hb)-1],                   // truncated
+		appendHeartbeat(nil, "c", "xyz"), // bad id
 	} {
 		if _, err := decodeMessage(bad); !errors.Is(err, ErrBadEncoding) {
 			t.Errorf("%x: %v", bad, err)
