@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -45,6 +46,15 @@ type Cluster struct {
 	// cut: this node has been on the minority side long enough that the
 	// majority may take its slots (Cut).
 	cut atomic.Bool
+	// cutBy is when Cut turns on if no heartbeat arrives meanwhile (unix
+	// nanoseconds; 0: never): a node paused longer (a stopped process, a
+	// frozen VM) is cut the moment it resumes, before its next tick.
+	cutBy atomic.Int64
+	// mlReady is ml for memberlist's own callbacks, which may run before
+	// Create has returned it.
+	mlReady atomic.Pointer[memberlist.Memberlist]
+	// clock0 is the origin of heartbeat stamps (monotonic).
+	clock0 time.Time
 
 	chMu    sync.Mutex
 	changes chan struct{}
@@ -68,6 +78,16 @@ type Cluster struct {
 type snapshot struct {
 	view  *View
 	state []byte // the view's table as a msgState message, for push/pull
+	// owned is the view's Table.OwnerDigests, for heartbeats.
+	owned map[NodeID]uint64
+}
+
+// ownedBy returns OwnerDigest of id in the snapshot's table.
+func (s *snapshot) ownedBy(id NodeID) uint64 {
+	if h, ok := s.owned[id]; ok {
+		return h
+	}
+	return emptyOwnerDigest
 }
 
 // request is a call run on the state goroutine (Handoff, Commit,
@@ -82,6 +102,8 @@ type state struct {
 	clusterID string
 	table     Table
 	digest    uint64
+	owned     uint64                // the table's OwnerDigest of this node
+	epoch     uint64                // the table's MaxEpoch
 	members   map[NodeID]*memberRec // the others
 	started   time.Time
 
@@ -97,6 +119,7 @@ type state struct {
 	// minoritySince is when this node last found the alive nodes no
 	// majority (zero: they are one), for the minority fence (fence).
 	minoritySince time.Time
+	fenced        time.Time // last run of fence
 	lastRejoin    time.Time
 	mismatch      map[NodeID]time.Time // digest differs from ours since
 	lastSent      map[NodeID]time.Time // our table last sent directly
@@ -129,6 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		tm:       lanTimings(),
 		log:      cfg.Logger,
 		bootID:   randomHex(8),
+		clock0:   time.Now(),
 		changes:  make(chan struct{}),
 		reqs:     make(chan request),
 		metaKick: make(chan struct{}, 1),
@@ -152,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.log = c.log.With("node", string(c.self[:8]))
-	c.st.digest = c.st.table.Digest()
+	c.st.digest, c.st.owned, c.st.epoch = c.st.table.Digest(), c.st.table.OwnerDigest(c.self), c.st.table.MaxEpoch()
 	id := c.st.clusterID
 	c.clusterID.Store(&id)
 	if err := c.updateMeta(); err != nil {
@@ -195,6 +219,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: gossip on %s: %w", cfg.Bind, err)
 	}
 	c.ml = ml
+	c.mlReady.Store(ml)
 	// Read once now: memberlist rewrites its own node under its lock later.
 	c.gossip = ml.LocalNode().Address()
 	c.publish()
@@ -405,11 +430,12 @@ func (c *Cluster) announceLeave() {
 }
 
 // heartbeatLoop sends every alive node a heartbeat each heartbeatEvery,
-// by UDP: the minority fence (fence) counts the nodes it heard from
-// lately, which does not wait for memberlist to suspect them one probe
-// at a time (slower still on the isolated side, which Lifeguard slows).
-// Every node sends, whatever its own ReassignAfter, as the others' fence
-// may count it.
+// by UDP, stamped with this node's clock; the ack echoes the stamp. The
+// minority fence (fence) counts the nodes that acked lately, which does
+// not wait for memberlist to suspect them one probe at a time (slower
+// still on the isolated side, which Lifeguard slows). Every node sends
+// and answers, whatever its own ReassignAfter, as the others' fence may
+// count it.
 func (c *Cluster) heartbeatLoop() {
 	defer c.bg.Done()
 	ticker := time.NewTicker(c.heartbeatEvery())
@@ -420,8 +446,9 @@ func (c *Cluster) heartbeatLoop() {
 			return
 		case <-ticker.C:
 		}
-		v := c.View()
-		msg := appendHeartbeat(nil, v.ClusterID, c.self)
+		snap := c.snap.Load()
+		v := snap.view
+		msg := appendHeartbeat(nil, v.ClusterID, c.self, uint64(time.Since(c.clock0)), snap.ownedBy(c.self))
 		for _, m := range v.Members {
 			if m.ID == c.self || m.Role != RoleNode || m.State != StateAlive {
 				continue
@@ -522,6 +549,12 @@ func (c *Cluster) handle(e event, now time.Time) {
 		if rec.State != StateAlive {
 			rec.State, rec.since = StateAlive, now
 			c.log.Info("cluster: member alive", "id", m.ID, "role", m.Role, "addr", m.Addr, "gossip", rec.Gossip, "boot", m.BootID)
+			// Back from the dead (restarted, or a pause or partition
+			// ended): it may have missed claims, and serves or routes by
+			// its stale table until it has ours; anti-entropy would wait.
+			if c.tableDiffers(rec) {
+				c.sendTable(m.ID, rec, now)
+			}
 		}
 		if rec.Member != old {
 			st.viewDirty = true
@@ -544,8 +577,35 @@ func (c *Cluster) handle(e event, now time.Time) {
 		c.setState(rec, s, now)
 	case evMsg:
 		if e.msg.kind == msgHeartbeat {
-			if rec := st.members[e.msg.id]; rec != nil && rec.Role == RoleNode {
-				rec.heard = now
+			// It disagrees with us on what it owns (answerHeartbeat): one
+			// of us missed claims. Our table now, rather than after
+			// anti-entropy's delay, as its fence counts only nodes that
+			// agree (its own table, if newer, reaches us the same way).
+			if rec := st.members[e.msg.id]; rec != nil && c.tableDiffers(rec) && now.Sub(st.lastSent[e.msg.id]) >= c.tm.tick {
+				c.sendTable(e.msg.id, rec, now)
+			}
+			return
+		}
+		if e.msg.kind == msgHeartbeatAck {
+			// Heard from as of when we asked, by our own clock: an
+			// answer that waited out a pause or a partition in a socket
+			// buffer is as old as its question. A node that disagrees on
+			// what we own does not count yet, unless its table is older
+			// than ours (so nothing in it can take our slots): we may be
+			// back from a pause or partition during which our slots were
+			// reassigned, and must not serve them before we have merged
+			// its table (sent when it saw us return, or saw us disagree).
+			asked := c.clock0.Add(time.Duration(min(e.msg.stamp, math.MaxInt64)))
+			rec := st.members[e.msg.id]
+			agrees := e.msg.owned == st.owned || e.msg.epoch < st.epoch
+			if rec != nil && rec.Role == RoleNode && agrees && asked.After(rec.heard) && !asked.After(now) {
+				rec.heard = asked
+				// Moves cutBy on, which a tick may not do in time; at most
+				// once a heartbeat period, so that acks do not keep the
+				// state goroutine busy.
+				if now.Sub(st.fenced) >= c.heartbeatEvery() {
+					c.fence(now)
+				}
 			}
 			return
 		}
@@ -604,7 +664,7 @@ func (c *Cluster) announce(applied []Claim) []Claim {
 	if len(applied) == 0 {
 		return nil
 	}
-	st.digest = st.table.Digest()
+	st.digest, st.owned, st.epoch = st.table.Digest(), st.table.OwnerDigest(c.self), st.table.MaxEpoch()
 	st.viewDirty, st.persistDirty, st.metaDirty = true, true, true
 	for _, a := range applied {
 		c.bq.QueueBroadcast(newClaimBroadcast(st.clusterID, a))
@@ -902,7 +962,7 @@ func (c *Cluster) publish() {
 		return 0
 	})
 	state := appendMessage(nil, msgState, st.clusterID, st.table.Claims())
-	c.snap.Store(&snapshot{view: v, state: state})
+	c.snap.Store(&snapshot{view: v, state: state, owned: (*Table)(v.Slots).OwnerDigests()})
 	c.chMu.Lock()
 	close(c.changes)
 	c.changes = make(chan struct{})

@@ -40,7 +40,40 @@ func (d *delegate) NotifyMsg(b []byte) {
 		d.log.Debug("cluster: dropped a bad message", "err", err)
 		return
 	}
+	if m.kind == msgHeartbeat {
+		d.answerHeartbeat(m)
+		return
+	}
 	d.in.put(event{kind: evMsg, msg: m})
+}
+
+// answerHeartbeat acks a node's heartbeat at once, with what our table
+// says it owns.
+func (d *delegate) answerHeartbeat(m message) {
+	ml := d.mlReady.Load()
+	if ml == nil || d.cfg.dropHeartbeat != nil && d.cfg.dropHeartbeat(d.self, m.id) {
+		return
+	}
+	snap := d.snap.Load()
+	v := snap.view
+	for _, mb := range v.Members {
+		if mb.ID != m.id {
+			continue
+		}
+		ip, port := splitGossip(mb.Gossip)
+		if ip == nil {
+			return
+		}
+		owned := snap.ownedBy(m.id)
+		if owned != m.owned {
+			d.in.put(event{kind: evMsg, msg: m}) // the state goroutine sends it our table
+		}
+		ack := appendHeartbeatAck(nil, v.ClusterID, d.self, m.stamp, owned, v.Epoch)
+		if err := ml.SendBestEffort(&memberlist.Node{Name: string(m.id), Addr: ip, Port: port}, ack); err != nil {
+			d.log.Debug("cluster: heartbeat ack", "to", m.id, "err", err)
+		}
+		return
+	}
 }
 
 // GetBroadcasts hands memberlist the queued claims.

@@ -21,7 +21,11 @@ import (
 //	kind, byte length + cluster id, then
 //	  msgClaims, msgState: claims
 //	  msgLeave: byte length + node id, byte length + boot id
-//	  msgHeartbeat: byte length + node id
+//	  msgHeartbeat: byte length + node id, uvarint stamp, 8 bytes
+//	    big-endian digest of the asker's slots in its own table
+//	  msgHeartbeatAck: byte length + node id, uvarint stamp, 8 bytes
+//	    big-endian digest of the asker's slots in the sender's table,
+//	    uvarint the sender's table epoch
 //
 // Node metadata (memberlist NodeMeta, at most 512 bytes):
 //
@@ -34,10 +38,11 @@ const (
 	claimsVersion = 1
 	metaVersion   = 1
 
-	msgClaims    byte = 1 // a change: claims named by their slot range
-	msgState     byte = 2 // a member's whole table
-	msgLeave     byte = 3 // a member is leaving (Close): others record it left, not dead
-	msgHeartbeat byte = 4 // a node is here: the minority fence counts whom it hears from
+	msgClaims       byte = 1 // a change: claims named by their slot range
+	msgState        byte = 2 // a member's whole table
+	msgLeave        byte = 3 // a member is leaving (Close): others record it left, not dead
+	msgHeartbeat    byte = 4 // a node asks another for an ack: the minority fence counts whom it hears from
+	msgHeartbeatAck byte = 5 // the answer, echoing the asker's stamp
 
 	// maxMetaSize is memberlist's MetaMaxSize.
 	maxMetaSize = 512
@@ -125,6 +130,19 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+func (d *decoder) uint64() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 8 {
+		d.fail("short input")
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
 func (d *decoder) uvarint(limit uint64, what string) uint64 {
 	if d.err != nil {
 		return 0
@@ -210,8 +228,11 @@ type message struct {
 	kind      byte
 	clusterID string
 	claims    []Claim // msgClaims, msgState
-	id        NodeID  // msgLeave, msgHeartbeat
+	id        NodeID  // msgLeave, msgHeartbeat, msgHeartbeatAck
 	bootID    string  // msgLeave
+	stamp     uint64  // msgHeartbeat, msgHeartbeatAck: the asker's clock
+	owned     uint64  // msgHeartbeat, msgHeartbeatAck: Table.OwnerDigest of the asker in the sender's table
+	epoch     uint64  // msgHeartbeatAck: the sender's table epoch
 }
 
 func appendMessage(b []byte, kind byte, clusterID string, cs []Claim) []byte {
@@ -220,11 +241,29 @@ func appendMessage(b []byte, kind byte, clusterID string, cs []Claim) []byte {
 	return AppendClaims(b, cs)
 }
 
-func appendHeartbeat(b []byte, clusterID string, id NodeID) []byte {
+// appendHeartbeat appends a heartbeat from id; stamp is the asker's own
+// clock, only it reads it; owned is the digest of id's slots in its own
+// table (Table.OwnerDigest).
+func appendHeartbeat(b []byte, clusterID string, id NodeID, stamp, owned uint64) []byte {
 	b = append(b, msgHeartbeat, byte(len(clusterID)))
 	b = append(b, clusterID...)
 	b = append(b, byte(len(id)))
-	return append(b, id...)
+	b = append(b, id...)
+	b = binary.AppendUvarint(b, stamp)
+	return binary.BigEndian.AppendUint64(b, owned)
+}
+
+// appendHeartbeatAck appends id's answer to a heartbeat with stamp, the
+// digest of the asker's slots in id's table (Table.OwnerDigest) and the
+// table's epoch.
+func appendHeartbeatAck(b []byte, clusterID string, id NodeID, stamp, owned, epoch uint64) []byte {
+	b = append(b, msgHeartbeatAck, byte(len(clusterID)))
+	b = append(b, clusterID...)
+	b = append(b, byte(len(id)))
+	b = append(b, id...)
+	b = binary.AppendUvarint(b, stamp)
+	b = binary.BigEndian.AppendUint64(b, owned)
+	return binary.AppendUvarint(b, epoch)
 }
 
 func appendLeave(b []byte, clusterID string, id NodeID, bootID string) []byte {
@@ -243,10 +282,18 @@ func decodeMessage(b []byte) (message, error) {
 	switch m.kind {
 	case msgClaims, msgState:
 		m.claims = d.claims()
-	case msgLeave, msgHeartbeat:
+	case msgLeave, msgHeartbeat, msgHeartbeatAck:
 		m.id = NodeID(d.str())
-		if m.kind == msgLeave {
+		switch m.kind {
+		case msgLeave:
 			m.bootID = d.str()
+		case msgHeartbeat:
+			m.stamp = d.uvarint(^uint64(0), "stamp")
+			m.owned = d.uint64()
+		case msgHeartbeatAck:
+			m.stamp = d.uvarint(^uint64(0), "stamp")
+			m.owned = d.uint64()
+			m.epoch = d.uvarint(^uint64(0), "epoch")
 		}
 		if d.err == nil && !m.id.Valid() {
 			d.fail("bad node id %q", m.id)

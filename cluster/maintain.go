@@ -171,48 +171,86 @@ func (c *Cluster) reap(now time.Time) {
 // the minority side to be dropped when it heals. As Redis Cluster, whose
 // master cut off from the majority stops taking writes. Only with
 // reassignment on: without it nobody else may take the slots.
-func (c *Cluster) Cut() bool { return c.cut.Load() }
+func (c *Cluster) Cut() bool {
+	if c.cut.Load() {
+		return true
+	}
+	by := c.cutBy.Load()
+	return by != 0 && time.Now().UnixNano() >= by
+}
 
 // fence updates Cut: on when the data nodes this node hears from have
 // been no majority for a quarter of ReassignAfter, off as soon as they are
 // one again. A node counts as heard from while it is alive, unsuspected,
 // and its last heartbeat is at most ReassignAfter/4 old. So a node cut
-// off stops serving at most ReassignAfter/2 (and a tick) after the last
-// heartbeat that crossed the partition, however long memberlist takes to
-// suspect its peers, while the majority reassigns its slots no sooner
-// than ReassignAfter after declaring it dead, which takes a suspicion
-// timeout after the partition.
+// off stops serving at most ReassignAfter/2 after the last heartbeat that
+// crossed the partition, however long memberlist takes to suspect its
+// peers, while the majority reassigns its slots no sooner than
+// ReassignAfter after declaring it dead, which takes a suspicion timeout
+// after the partition. cutBy carries that deadline to Cut between ticks.
 func (c *Cluster) fence(now time.Time) {
 	st := &c.st
 	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
+		c.cutBy.Store(0)
 		return
 	}
-	alive, known := c.nodeMajority(now)
-	if 2*alive > known {
+	st.fenced = now
+	grace := c.cfg.ReassignAfter / 4
+	heard, known := c.nodesHeard()
+	// The majority holds until the heartbeat of the peer that completes
+	// it (the known/2-th most recent) is a window old.
+	need := known / 2
+	if need == 0 { // the only node known: a majority of one
 		st.minoritySince = time.Time{}
+		c.cutBy.Store(0)
+		c.cut.Store(false)
+		return
+	}
+	var majorityEnds time.Time
+	if len(heard) >= need && !heard[need-1].IsZero() {
+		majorityEnds = heard[need-1].Add(grace)
+	}
+	if now.Before(majorityEnds) {
+		st.minoritySince = time.Time{}
+		c.cutBy.Store(majorityEnds.Add(grace).UnixNano())
 		if c.cut.Swap(false) {
-			c.log.Warn("cluster: the alive nodes are a majority again: serving this node's slots again", "alive", alive, "known", known)
+			c.log.Warn("cluster: the nodes heard from are a majority again: serving this node's slots again", "heard", 1+countAfter(heard, now.Add(-grace)), "known", known)
 		}
 		return
 	}
 	if st.minoritySince.IsZero() {
+		// Since the last heartbeat aged out, if that is known and later
+		// than the start (a pause ends here, a whole window late).
 		st.minoritySince = now
+		if !majorityEnds.IsZero() && majorityEnds.After(st.started) {
+			st.minoritySince = majorityEnds
+		}
 	}
-	if now.Sub(st.minoritySince) >= c.cfg.ReassignAfter/4 && !c.cut.Swap(true) {
+	c.cutBy.Store(st.minoritySince.Add(grace).UnixNano())
+	if now.Sub(st.minoritySince) >= grace && !c.cut.Swap(true) {
 		c.log.Warn("cluster: CUT OFF FROM THE MAJORITY: this node's slots answer CLUSTERDOWN until it is back, as the others may reassign them",
-			"alive", alive, "known", known, "for", now.Sub(st.minoritySince).Round(time.Millisecond))
+			"heard", 1+countAfter(heard, now.Add(-grace)), "known", known, "for", now.Sub(st.minoritySince).Round(time.Millisecond))
 	}
 }
 
-// nodeMajority counts the data nodes heard from (self included) and those
-// the majority is counted over: members that are nodes, and every slot
-// owner; a node that left owning nothing (drained) is not one. A node
-// counts as heard from when it is alive, memberlist does not suspect it
-// (the cut-off side must stop serving before the other side declares it
-// dead, and alone it has nobody to confirm its suspicions), and its last
-// heartbeat is recent (suspicions come one probe at a time).
-func (c *Cluster) nodeMajority(now time.Time) (alive, known int) {
-	window := c.cfg.ReassignAfter / 4
+// countAfter counts the times in ts after t.
+func countAfter(ts []time.Time, t time.Time) int {
+	n := 0
+	for _, x := range ts {
+		if x.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// nodesHeard returns the last heartbeats, most recent first, of the other
+// data nodes that may count towards a majority (alive, and unsuspected by
+// memberlist: alone, the cut-off side has nobody to confirm its
+// suspicions), and the number of nodes the majority is counted over:
+// members that are nodes, and every slot owner, this node included; a
+// node that left owning nothing (drained) is not one.
+func (c *Cluster) nodesHeard() (heard []time.Time, known int) {
 	st := &c.st
 	owners := c.owners()
 	unsuspected := map[string]bool{}
@@ -222,22 +260,22 @@ func (c *Cluster) nodeMajority(now time.Time) (alive, known int) {
 		}
 	}
 	seen := map[NodeID]bool{c.self: true}
-	alive = 1
 	for id, r := range st.members {
 		if r.State == StateLeft && !owners[id] {
 			continue
 		}
 		if r.Role == RoleNode {
 			seen[id] = true
-			if r.State == StateAlive && unsuspected[string(id)] && now.Sub(r.heard) <= window {
-				alive++
+			if r.State == StateAlive && unsuspected[string(id)] {
+				heard = append(heard, r.heard)
 			}
 		}
 	}
 	for id := range owners {
 		seen[id] = true
 	}
-	return alive, len(seen)
+	slices.SortFunc(heard, func(a, b time.Time) int { return b.Compare(a) })
+	return heard, len(seen)
 }
 
 // reassign hands the slots of nodes dead for Config.ReassignAfter to the

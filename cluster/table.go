@@ -126,6 +126,51 @@ func (t *Table) Digest() uint64 {
 	return binary.BigEndian.Uint64(h.Sum(nil))
 }
 
+// OwnerDigest returns a 64-bit digest (FNV-1a) of the slots id owns in t
+// and their epochs: two members agree on what id owns when theirs are
+// equal.
+func (t *Table) OwnerDigest(id NodeID) uint64 {
+	h := emptyOwnerDigest
+	for s := range t {
+		if t[s].Owner == id {
+			h = ownerDigestAdd(h, s, t[s].Epoch)
+		}
+	}
+	return h
+}
+
+// OwnerDigests returns OwnerDigest of every owner in t, in one pass (an
+// id absent from it owns nothing: emptyOwnerDigest).
+func (t *Table) OwnerDigests() map[NodeID]uint64 {
+	ds := make(map[NodeID]uint64)
+	for s := range t {
+		if id := t[s].Owner; id != "" {
+			h, ok := ds[id]
+			if !ok {
+				h = emptyOwnerDigest
+			}
+			ds[id] = ownerDigestAdd(h, s, t[s].Epoch)
+		}
+	}
+	return ds
+}
+
+// emptyOwnerDigest is the OwnerDigest of owning nothing (FNV-1a's offset
+// basis).
+const emptyOwnerDigest uint64 = 14695981039346656037
+
+// ownerDigestAdd folds a slot and its epoch into an FNV-1a digest.
+func ownerDigestAdd(h uint64, slot int, epoch uint64) uint64 {
+	const prime = 1099511628211
+	var buf [2 + 8]byte
+	binary.BigEndian.PutUint16(buf[:], uint16(slot))
+	binary.BigEndian.PutUint64(buf[2:], epoch)
+	for _, b := range buf {
+		h = (h ^ uint64(b)) * prime
+	}
+	return h
+}
+
 // ownerRanges returns the contiguous inclusive slot ranges owned by id, in
 // ascending order (neighbouring slots of one owner form one range whatever
 // their epochs).

@@ -414,20 +414,28 @@ func TestMessages(t *testing.T) {
 	if err != nil || m.kind != msgLeave || m.clusterID != "cid" || m.id != id || m.bootID != "boot1" {
 		t.Fatalf("leave: %+v %v", m, err)
 	}
-	hb := appendHeartbeat(nil, "cid", id)
+	hb := appendHeartbeat(nil, "cid", id, 1<<40, 99)
 	m, err = decodeMessage(hb)
-	if err != nil || m.kind != msgHeartbeat || m.clusterID != "cid" || m.id != id || m.bootID != "" {
+	if err != nil || m.kind != msgHeartbeat || m.clusterID != "cid" || m.id != id || m.stamp != 1<<40 || m.owned != 99 || m.epoch != 0 {
 		t.Fatalf("heartbeat: %+v %v", m, err)
+	}
+	ack := appendHeartbeatAck(nil, "cid", id, 1<<40, 1<<63+7, 12)
+	m, err = decodeMessage(ack)
+	if err != nil || m.kind != msgHeartbeatAck || m.clusterID != "cid" || m.id != id || m.stamp != 1<<40 || m.owned != 1<<63+7 || m.epoch != 12 {
+		t.Fatalf("heartbeat ack: %+v %v", m, err)
 	}
 	for _, bad := range [][]byte{
 		nil,
-		{9, 0},                           // unknown kind
-		append(slices.Clone(b), 0),       // trailing
-		b[:len(b)-1],                     // truncated
-		appendLeave(nil, "c", "xyz", ""), // bad id
-		append(slices.Clone(hb), 0),      // trailing
-		hb[:len(hb)-1],                   // truncated
-		appendHeartbeat(nil, "c", "xyz"), // bad id
+		{9, 0},                                 // unknown kind
+		append(slices.Clone(b), 0),             // trailing
+		b[:len(b)-1],                           // truncated
+		appendLeave(nil, "c", "xyz", ""),       // bad id
+		append(slices.Clone(hb), 0),            // trailing
+		hb[:len(hb)-1],                         // truncated
+		appendHeartbeat(nil, "c", "xyz", 1, 1), // bad id
+		append(slices.Clone(ack), 0),
+		ack[:len(ack)-1],
+		appendHeartbeatAck(nil, "c", "xyz", 1, 1, 1),
 	} {
 		if _, err := decodeMessage(bad); !errors.Is(err, ErrBadEncoding) {
 			t.Errorf("%x: %v", bad, err)
@@ -530,5 +538,40 @@ func TestViewConverged(t *testing.T) {
 		if got := v.Converged(); got != tc.want {
 			t.Errorf("%s: Converged() = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestOwnerDigest: the digest of a node's slots changes with its slots and
+// their epochs, and not with other nodes' slots.
+func TestOwnerDigest(t *testing.T) {
+	a, b := testIDs[0], testIDs[1]
+	var tb Table
+	for s := range tb {
+		tb[s] = SlotOwner{a, 1}
+		if s >= 8000 {
+			tb[s] = SlotOwner{b, 1}
+		}
+	}
+	base := tb.OwnerDigest(a)
+	other := tb
+	other[9000] = SlotOwner{b, 5}
+	if other.OwnerDigest(a) != base {
+		t.Error("another node's slot changed a's digest")
+	}
+	for name, change := range map[string]func(*Table){
+		"slot lost":       func(t *Table) { t[10] = SlotOwner{b, 2} },
+		"slot gained":     func(t *Table) { t[9000] = SlotOwner{a, 2} },
+		"epoch raised":    func(t *Table) { t[10] = SlotOwner{a, 2} },
+		"slot unassigned": func(t *Table) { t[0] = SlotOwner{} },
+	} {
+		changed := tb
+		change(&changed)
+		if changed.OwnerDigest(a) == base {
+			t.Errorf("%s: a's digest did not change", name)
+		}
+	}
+	var empty Table
+	if empty.OwnerDigest(a) != empty.OwnerDigest(b) || tb.OwnerDigest(testIDs[2]) != empty.OwnerDigest(a) {
+		t.Error("owning nothing has more than one digest")
 	}
 }
