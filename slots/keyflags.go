@@ -26,8 +26,16 @@ func (c *Command) KeyRefs(args [][]byte) []KeyRef {
 		// Their getkeys procedures flag the keys they find as Redis's
 		// sortGetKeys and migrateGetKeys do: the sorted key read, a
 		// STORE destination overwritten, MIGRATE's keys moved away.
+		// MIGRATE's keys are those COMMAND GETKEYS finds (its specs
+		// first: a trailing KEYS with no key after it leaves the key at
+		// 3), with the flags migrateGetKeys gives; SORT's are its
+		// procedure's.
+		keys := c.Keys
+		if c.FullName == "migrate" {
+			keys = c.KeyIndexes
+		}
 		var refs []KeyRef
-		for n, i := range c.Keys(args, nil) {
+		for n, i := range keys(args, nil) {
 			f := KeyRO | KeyAccess
 			switch {
 			case c.FullName == "migrate":
