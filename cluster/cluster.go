@@ -230,7 +230,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	go c.run()
 	c.bg.Add(1)
 	go c.metaLoop()
-	if cfg.Role == RoleNode {
+	if cfg.Role == RoleNode && cfg.ReassignAfter > 0 {
 		c.bg.Add(1)
 		go c.heartbeatLoop()
 	}
@@ -433,9 +433,8 @@ func (c *Cluster) announceLeave() {
 // by UDP, stamped with this node's clock; the ack echoes the stamp. The
 // minority fence (fence) counts the nodes that acked lately, which does
 // not wait for memberlist to suspect them one probe at a time (slower
-// still on the isolated side, which Lifeguard slows). Every node sends
-// and answers, whatever its own ReassignAfter, as the others' fence may
-// count it.
+// still on the isolated side, which Lifeguard slows). Only a node with
+// ReassignAfter, which has a fence, asks; every node answers.
 func (c *Cluster) heartbeatLoop() {
 	defer c.bg.Done()
 	ticker := time.NewTicker(c.heartbeatEvery())
@@ -470,11 +469,7 @@ func (c *Cluster) heartbeatLoop() {
 // heartbeatEvery is the heartbeat period: the housekeeping tick, or less
 // so that the fence's window (ReassignAfter/4) spans several heartbeats.
 func (c *Cluster) heartbeatEvery() time.Duration {
-	every := c.tm.tick
-	if ra := c.cfg.ReassignAfter; ra > 0 {
-		every = min(every, ra/16)
-	}
-	return max(every, 10*time.Millisecond)
+	return max(min(c.tm.tick, c.cfg.ReassignAfter/16), 10*time.Millisecond)
 }
 
 // run is the state goroutine.
