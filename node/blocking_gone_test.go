@@ -156,3 +156,10 @@ func replyChecker(t *testing.T, c *difftest.Conn) func(want string, args ...stri
 		}
 	}
 }
+
+// TestKilledClientRunsNothingMore: nothing a client sent runs after a
+// CLIENT KILL of it answered, neither the rest of its pipeline nor a
+// blocking pop sent just before the kill (difftest.KilledClientScenario).
+func TestKilledClientRunsNothingMore(t *testing.T) {
+	difftest.KilledClientScenario(t, difftest.Start(t), 30)
+}

@@ -465,6 +465,9 @@ func (c *client) logQueryBufferLimit(qbuf int) {
 
 // run executes one command; false means the connection is to close.
 func (c *client) run(args [][]byte) bool {
+	if c.killed.Load() {
+		return false // CLIENT KILL: the rest of its pipeline does not run
+	}
 	c.mark = c.w.Len()
 	c.srv.execute(c, args)
 	if c.reply != replyOn {

@@ -284,6 +284,14 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 			s.markKeys(slot, r.cmd, ctx.Args)
 		}
 	}
+	if c.killed.Load() {
+		// CLIENT KILL answered another client after this command was
+		// read: as in Redis, nothing the killed client sent runs after
+		// that answer. Checked under the locks, which the killer's
+		// next command on these keys takes after setting killed, so a
+		// BLPOP does not take what it pushes next.
+		return
+	}
 	defer s.recoverCommand(c, r, c.w.Len())
 	r.data(ctx)
 	if r.cmd.Has(slots.FlagWrite) || ctx.Propagate {

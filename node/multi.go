@@ -247,6 +247,9 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 			defer held.Unlock()
 		}
 	}
+	if c.killed.Load() {
+		return // killed since its EXEC was read: see runData
+	}
 	now := s.opts.Now().UnixMilli()
 	if m.slot >= 0 {
 		if msg := s.notServed(uint16(m.slot)); msg != "" {

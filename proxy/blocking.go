@@ -358,6 +358,33 @@ func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []
 	}
 }
 
+// giveBack undoes what the non-blocking form of a blocking command took
+// for a client killed meanwhile (tryWithoutBlocking), reply in the
+// blocking command's shape: a pop's elements go back to their end
+// (returnPopped), a move's element moves back to the end it came from.
+func (c *client) giveBack(n int, cmd *slots.Command, args [][]byte, reply []byte) {
+	var back [][]byte
+	switch cmd.FullName {
+	case "brpoplpush": // RPOPLPUSH src dst: from src's right to dst's left
+		back = [][]byte{[]byte("LMOVE"), args[2], args[1], []byte("LEFT"), []byte("RIGHT")}
+	case "blmove": // LMOVE src dst wherefrom whereto
+		back = [][]byte{[]byte("LMOVE"), args[2], args[1], args[4], args[3]}
+	default:
+		c.returnPopped(n, cmd, args, reply)
+		return
+	}
+	if len(reply) == 0 || reply[0] != '$' || bytes.HasPrefix(reply, []byte("$-1")) {
+		return // nothing moved
+	}
+	c.returning = true
+	r := c.roundTrip([]int{n}, [][][]byte{c.srv.unlogged(back)})[0]
+	c.returning = false
+	if r.IsError() {
+		c.srv.log.Warn("could not move back what a blocking move took for a killed client",
+			"client", c.id, "source", string(args[1]), "err", string(r.Str))
+	}
+}
+
 // blockRedirects is a blocking command's following of redirections.
 type blockRedirects struct {
 	budget redirectBudget
@@ -466,6 +493,23 @@ func (c *client) blockOn(n int, cmd *slots.Command, args [][]byte, asking bool) 
 		unblockReq: make(chan unblockMode, 1), ended: make(chan struct{})}
 	conn.blocking.Store(true)
 	c.blocked.Store(st)
+	if c.killed.Load() {
+		// CLIENT KILL set killed before it could see st (it stores
+		// killed, then loads blocked; here the reverse): it will not
+		// wait for this command, so the command must not start, or it
+		// could take what the killer pushes after the kill's reply.
+		st.mu.Lock()
+		st.done = true
+		st.mu.Unlock()
+		close(st.ended)
+		c.blocked.Store(nil)
+		conn.blocking.Store(false)
+		p.release(conn)
+		c.closing = true
+		c.nreq = 0
+		c.refused.batchReset()
+		return nil, false, false, ""
+	}
 	reqs, data := []*request{r}, resp.AppendCommand(nil, args)
 	if asking {
 		// ASKING's +OK is nobody's reply: its request has a batch of
@@ -811,6 +855,10 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 	if c.curCmd != 0 && c.srv.slowlog.Threshold() >= 0 && !c.srv.opts.PlainRedisNodes {
 		start = time.Now()
 	}
+	if c.killed.Load() {
+		c.closing = true // CLIENT KILL: nothing more of it runs
+		return true
+	}
 	v := c.roundTrip([]int{n}, [][][]byte{c.srv.unlogged(fast)})[0]
 	mark := len(c.local.B)
 	if v.IsError() && nodeFailure(v.Str) {
@@ -829,6 +877,16 @@ func (c *client) tryWithoutBlocking(n int, cmd *slots.Command, args [][]byte) bo
 		c.local.Bulk(v.Elems[1].Elems[0].Str)
 	} else {
 		c.local.B = resp.AppendValue(c.local.B, v)
+	}
+	if c.killed.Load() {
+		// Killed by CLIENT KILL while the pop was on its way: in Redis
+		// nothing a killed client sent runs after the kill's reply, and
+		// the killer's next push may be what was popped. It goes back
+		// where it was; nobody can read it here.
+		c.giveBack(n, cmd, args, c.local.B[mark:])
+		c.local.B = c.local.B[:mark]
+		c.closing = true
+		return true
 	}
 	// A client that has gone (or only shut its writing side) meanwhile
 	// keeps what the pop took, as from Redis, which runs every command it

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/difftest"
+	"github.com/shardgate/shardgate/proxy"
 )
 
 // sendThenClose sends one command and closes the connection so that the
@@ -116,4 +117,13 @@ func TestBlockingHalfClosedPipeline(t *testing.T) {
 		}
 		want(t, "LRANGE {hq}d", dst, wantDst)
 	})
+}
+
+// TestKilledClientRunsNothingMore: nothing a client sent runs after a
+// CLIENT KILL of it answered on the proxy, neither the rest of its
+// pipeline nor a blocking pop sent just before the kill, whose first,
+// non-blocking try (or blocking one) used to take the element the killer
+// pushed next (difftest.KilledClientScenario).
+func TestKilledClientRunsNothingMore(t *testing.T) {
+	difftest.KilledClientScenario(t, difftest.StartTarget(t, proxyTarget(proxy.Options{})), 40)
 }
