@@ -269,8 +269,15 @@ func (c *Cluster) loadIdentity(now time.Time) error {
 		}
 		role, _ := parseRole(pm.Role)
 		ip, port := splitGossip(pm.Gossip)
+		// One that left owning nothing (drained) counts in no majority;
+		// one that left owning slots is expected back (a restart of
+		// every node), and a dead member's address is retried (rejoin).
+		state := StateDead
+		if pm.Left && c.st.table.Count(pm.ID) == 0 {
+			state = StateLeft
+		}
 		c.st.members[pm.ID] = &memberRec{
-			Member: Member{ID: pm.ID, Role: role, Addr: pm.Addr, Gossip: pm.Gossip, State: StateDead},
+			Member: Member{ID: pm.ID, Role: role, Addr: pm.Addr, Gossip: pm.Gossip, State: state},
 			since:  now,
 			ip:     ip,
 			port:   port,
@@ -554,7 +561,7 @@ func (c *Cluster) handle(e event, now time.Time) {
 		if rec.Member != old {
 			st.viewDirty = true
 		}
-		if rec.Role != old.Role || rec.Addr != old.Addr || rec.Gossip != old.Gossip {
+		if rec.Role != old.Role || rec.Addr != old.Addr || rec.Gossip != old.Gossip || old.State == StateLeft {
 			st.persistDirty = true
 		}
 	case evLeave:
@@ -620,6 +627,9 @@ func (c *Cluster) handle(e event, now time.Time) {
 func (c *Cluster) setState(rec *memberRec, s State, now time.Time) {
 	if rec.State == s {
 		return
+	}
+	if rec.State == StateLeft || s == StateLeft {
+		c.st.persistDirty = true // a restart must know it left (persistedMember.Left)
 	}
 	rec.State, rec.since = s, now
 	c.st.viewDirty = true
@@ -884,7 +894,7 @@ func (c *Cluster) persist() error {
 	}
 	for _, id := range sortedIDs(st.members) {
 		r := st.members[id]
-		p.Members = append(p.Members, persistedMember{ID: id, Role: r.Role.String(), Addr: r.Addr, Gossip: r.Gossip})
+		p.Members = append(p.Members, persistedMember{ID: id, Role: r.Role.String(), Addr: r.Addr, Gossip: r.Gossip, Left: r.State == StateLeft})
 	}
 	return saveState(c.cfg.Dir, p)
 }

@@ -693,3 +693,56 @@ func mustDecodeMeta(t *testing.T, b []byte) meta {
 	}
 	return m
 }
+
+// TestLeftMemberStaysLeftAfterRestart: a node drained and closed (it
+// left, owning nothing) is still known as left to a member restarted
+// from its Dir, so it counts in no majority there either; it used to
+// come back as dead, and one more failure then cut the restarted node
+// off for the 10 minutes until the left one was forgotten.
+func TestLeftMemberStaysLeftAfterRestart(t *testing.T) {
+	t.Parallel()
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	cs := startN(t, 3, func(i int, cfg *Config) { cfg.Dir = dirs[i] })
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	leaver, restarted := cs[2], cs[1]
+	if err := leaver.Handoff(slotsOf(leaver), cs[0].ID()); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	if err := leaver.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, detectTimeout, stateOf(cs[:2], leaver.ID(), StateLeft))
+	if err := restarted.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := restarted.cfg
+	cfg.Join = []string{cs[0].GossipAddr()}
+	cfg.Bind = "127.0.0.1:0"
+	cfg.Logger = newTestLogger(t)
+	again := start(t, cfg)
+	if m, ok := again.View().Member(leaver.ID()); !ok || m.State != StateLeft {
+		t.Fatalf("after a restart the node that left is %v (known %v), want left", m.State, ok)
+	}
+	var known int
+	if err := again.call(func(time.Time) error {
+		_, known = again.nodesHeard()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if known != 2 {
+		t.Fatalf("the restarted node counts its majority over %d nodes, want 2 (the node that left owning nothing is none)", known)
+	}
+}
+
+// slotsOf returns the slots c owns in its view.
+func slotsOf(c *Cluster) []uint16 {
+	var out []uint16
+	for _, r := range c.View().Ranges(c.ID()) {
+		for s := int(r[0]); s <= int(r[1]); s++ {
+			out = append(out, uint16(s))
+		}
+	}
+	return out
+}

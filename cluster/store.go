@@ -39,6 +39,10 @@ type persistedMember struct {
 	Role   string `json:"role"`
 	Addr   string `json:"addr,omitempty"`
 	Gossip string `json:"gossip,omitempty"`
+	// Left: it left gracefully (Close); one that owns nothing then counts
+	// in no majority (Cut, reassignment), after a restart too (loaded as
+	// left only then: see loadIdentity).
+	Left bool `json:"left,omitempty"`
 }
 
 func (p *persisted) table() (*Table, error) {
