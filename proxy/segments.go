@@ -3,9 +3,11 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardgate/shardgate/internal/resp"
@@ -69,6 +71,12 @@ func (c *client) runSegments(args [][]byte) {
 	}
 	if plan, ok, err := c.srv.seg.PlanBit(args); ok {
 		c.runSegmentBit(plan, err)
+		return
+	}
+	if err := c.repairSegments(args[1:]); err != nil {
+		mark := len(c.local.B)
+		c.local.Error(err.Error())
+		c.addLocal(mark)
 		return
 	}
 	v, err := c.srv.seg.Exec(context.Background(), segmentBackend{c}, args)
@@ -265,5 +273,100 @@ func (c *client) recordSegments() int64 {
 			sb.indexErr = of[i].err
 		}
 	}
+	for k, sg := range segs {
+		if sg.err != nil {
+			c.srv.segRepairs.add(c.srv.log, k.key, sg.cmds)
+		}
+	}
 	return end
+}
+
+// segmentRepairs holds, by bitmap key, the index commands of segments
+// that a SETBIT wrote but could not index (the index's node failed after
+// the segment's answered). The SETBIT answered an error, yet its bit is
+// set: unindexed, BITCOUNT and BITPOS would miss the segment and DEL
+// would leave it, to come back with the next write. The commands run
+// again before the next command that reads the bitmap's index (repairSegments),
+// or with the next SETBIT of the segment. Held by this proxy only, in
+// memory, up to maxSegmentRepairs.
+type segmentRepairs struct {
+	mu    sync.Mutex
+	byKey map[string]map[string][][]byte // bitmap key, encoded command
+	n     int
+}
+
+// maxSegmentRepairs bounds the index commands held for repair.
+const maxSegmentRepairs = 1 << 16
+
+func (r *segmentRepairs) add(log *slog.Logger, key string, cmds [][][]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byKey == nil {
+		r.byKey = make(map[string]map[string][][]byte)
+	}
+	m := r.byKey[key]
+	if m == nil {
+		m = make(map[string][][]byte)
+		r.byKey[key] = m
+	}
+	for _, cmd := range cmds {
+		enc := string(resp.AppendCommand(nil, cmd))
+		if _, ok := m[enc]; ok {
+			continue
+		}
+		if r.n >= maxSegmentRepairs {
+			log.Warn("segmented bitmap: too many unindexed segments to remember; BITCOUNT and DEL may miss one until it is written again", "key", key)
+			return
+		}
+		m[enc] = cmd
+		r.n++
+	}
+}
+
+// take removes and returns the commands held for key.
+func (r *segmentRepairs) take(key string) [][][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.byKey[key]
+	if m == nil {
+		return nil
+	}
+	delete(r.byKey, key)
+	r.n -= len(m)
+	var cmds [][][]byte
+	for _, cmd := range m {
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
+func (r *segmentRepairs) empty() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n == 0
+}
+
+// repairSegments runs the index commands held for any of args (the
+// command's arguments, keys among them) before a command reads the
+// index; if one fails they are kept, and so is its error, which the
+// command answers: the index is not complete without them.
+func (c *client) repairSegments(args [][]byte) error {
+	r := &c.srv.segRepairs
+	if r.empty() {
+		return nil
+	}
+	for _, a := range args {
+		cmds := r.take(string(a))
+		if len(cmds) == 0 {
+			continue
+		}
+		vs, _ := segmentBackend{c}.Do(context.Background(), cmds)
+		for i, v := range vs {
+			if v.IsError() {
+				r.add(c.srv.log, string(a), cmds)
+				return &segbit.PartError{Key: cmds[i][1], Reply: string(v.Str)}
+			}
+		}
+	}
+	return nil
 }

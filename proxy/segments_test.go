@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shardgate/shardgate/node"
+	"github.com/shardgate/shardgate/node/nodetest"
 	"github.com/shardgate/shardgate/proxy"
 	"github.com/shardgate/shardgate/proxy/proxytest"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // TestSegmentedBitmapsThroughProxy tracks user ids far past 2^32 in DAU
@@ -311,5 +314,63 @@ func TestSegmentedBitsPipelinedDistinctBitmaps(t *testing.T) {
 		if v := do(t, c, "BITCOUNT", k); v.Int != 1 {
 			t.Errorf("BITCOUNT %s = %v, want 1: its segment is missing from the index", k, v)
 		}
+	}
+}
+
+// TestSegmentedSetbitIndexNodeDown: a SETBIT whose segment is written but
+// whose index update fails (the index's node went away in between) answers
+// an error, yet its bit is set; once the node is back, BITCOUNT, BITPOS and
+// DEL see the segment (the proxy indexes it before they read the index),
+// rather than miss it and leave it behind to come back with the next write.
+func TestSegmentedSetbitIndexNodeDown(t *testing.T) {
+	var relays []string
+	var rs []*proxytest.Relay
+	for range 3 {
+		_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+		r := proxytest.NewRelay(t, addr)
+		relays, rs = append(relays, r.Addr), append(rs, r)
+	}
+	topo, err := proxy.NewStaticTopology(relays)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := proxytest.StartProxy(t, proxy.Options{Topology: topo, SegmentKeys: []string{"dau:*"}, SegmentBits: 1 << 12})
+	owner := func(key string) int { return int(slots.SlotString(key)) * 3 / slots.Count } // the static ranges, near enough away from their edges
+	// A bitmap whose index is on another node than segment 1.
+	var key string
+	for i := 0; key == ""; i++ {
+		k := fmt.Sprint("dau:r", i)
+		idx, seg := fmt.Sprintf("{sgi:%d}0:0:%s", slots.SlotString(k), k), "{sg:1}"+k
+		if s := slots.SlotString(idx); owner(idx) != owner(seg) && s%5461 > 10 && s%5461 < 5450 && slots.SlotString(seg)%5461 > 10 && slots.SlotString(seg)%5461 < 5450 {
+			key = k
+		}
+	}
+	idxNode := owner(fmt.Sprintf("{sgi:%d}0:0:%s", slots.SlotString(key), key))
+	c := dial(t, addr, 2)
+	do(t, c, "SETBIT", key, "1", "1") // segment 0 indexed
+	rs[idxNode].Cut()
+	v := do(t, c, "SETBIT", key, "4096", "1")
+	if !v.IsError() {
+		t.Fatalf("SETBIT with the index's node down: %v, want an error", v)
+	}
+	t.Logf("SETBIT with the index's node down: %v", v)
+	if err := rs[idxNode].Heal(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the index's node to be served again", promptly, func() bool { return !do(t, c, "BITCOUNT", key).IsError() })
+	if v := do(t, c, "GETBIT", key, "4096"); v.Int != 1 {
+		t.Fatalf("GETBIT of the bit the failed SETBIT set: %v", v)
+	}
+	if v := do(t, c, "BITCOUNT", key); v.Int != 2 {
+		t.Errorf("BITCOUNT after the node returned: %v, want 2 (the failed SETBIT's bit is set)", v)
+	}
+	if v := do(t, c, "BITPOS", key, "1", "1"); v.Int != 4096 {
+		t.Errorf("BITPOS %s 1 1 (from byte 1): %v, want 4096", key, v)
+	}
+	if v := do(t, c, "DEL", key); v.Int != 1 {
+		t.Errorf("DEL: %v, want 1", v)
+	}
+	if v := do(t, c, "GETBIT", key, "4096"); v.Int != 0 {
+		t.Errorf("GETBIT after DEL: %v, want 0: DEL left the unindexed segment behind", v)
 	}
 }

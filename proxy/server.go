@@ -38,6 +38,9 @@ type Server struct {
 	myID   string // the 40-hex node id CLUSTER replies present
 	replID string // INFO replication's master_replid
 	seg    *segbit.Handler
+	// segRepairs are index commands of SETBITs whose segment was
+	// written but not indexed (segments.go).
+	segRepairs segmentRepairs
 	// segChecked is when this proxy's --segment-bits last matched the
 	// cluster's (unix nanoseconds; segments.go).
 	segChecked atomic.Int64
