@@ -583,7 +583,8 @@ func (c *Cluster) handle(e event, now time.Time) {
 			// of us missed claims. Our table now, rather than after
 			// anti-entropy's delay, as its fence counts only nodes that
 			// agree (its own table, if newer, reaches us the same way).
-			if rec := st.members[e.msg.id]; rec != nil && c.tableDiffers(rec) && now.Sub(st.lastSent[e.msg.id]) >= c.tm.tick {
+			// (Not tableDiffers: the digest its metadata announced may lag.)
+			if rec := st.members[e.msg.id]; rec != nil && rec.State == StateAlive && rec.ip != nil && now.Sub(st.lastSent[e.msg.id]) >= c.tm.tick {
 				c.sendTable(e.msg.id, rec, now)
 			}
 			return

@@ -289,7 +289,24 @@ func (c *Cluster) reassign(now time.Time) {
 	if c.cfg.ReassignAfter <= 0 || c.cfg.Role != RoleNode || st.clusterID == "" {
 		return
 	}
+	if c.Cut() {
+		// Cut off from the majority: its verdicts are the minority's.
+		// Gossip on this side may still call unreachable nodes alive
+		// (suspicions need confirmations nobody here can give), so
+		// counting those could make a "majority" of the cut-off side.
+		return
+	}
 	owners := c.owners()
+	// The nodes that count as alive and take the slots are those the
+	// fence counts (alive, unsuspected, and acking heartbeats lately):
+	// not one this node cannot reach.
+	unsuspected := map[string]bool{}
+	for _, n := range c.ml.Members() {
+		if n.State == memberlist.StateAlive {
+			unsuspected[n.Name] = true
+		}
+	}
+	window := c.cfg.ReassignAfter / 4
 	alive := []NodeID{c.self}
 	known := map[NodeID]bool{c.self: true}
 	for id, r := range st.members {
@@ -301,7 +318,7 @@ func (c *Cluster) reassign(now time.Time) {
 		}
 		if r.Role == RoleNode {
 			known[id] = true
-			if r.State == StateAlive {
+			if r.State == StateAlive && unsuspected[string(id)] && now.Sub(r.heard) <= window {
 				alive = append(alive, id)
 			}
 		}

@@ -234,3 +234,46 @@ func TestFenceOnHeartbeats(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCutNodeDoesNotReassign: a node cut off by the fence never hands out
+// a dead node's slots, even while its gossip still calls the nodes it
+// cannot hear alive (suspicions need confirmations the cut-off side
+// cannot give): here the cut-off node has the lowest id, which makes it
+// the one to reassign, and its gossip sees three of four nodes alive. The
+// others, hearing only each other, are no majority of four either, so the
+// dead node's slots wait for it.
+func TestCutNodeDoesNotReassign(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var isolated NodeID
+	cs := startN(t, 4, func(i int, cfg *Config) {
+		cfg.ReassignAfter = 800 * time.Millisecond
+		cfg.dropHeartbeat = func(from, to NodeID) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return from == isolated || to == isolated
+		}
+	})
+	checkFor(t, convergeTimeout, func() error { return converged(cs) })
+	ids := sortedIDsOf(cs)
+	cut, dead := byID(cs, ids[0]), byID(cs, ids[3])
+	owned := (*Table)(cut.View().Slots).Count(dead.ID())
+	mu.Lock()
+	isolated = cut.ID()
+	mu.Unlock()
+	checkFor(t, convergeTimeout, func() error {
+		if !cut.Cut() {
+			return errors.New("the node that hears no heartbeat is not cut")
+		}
+		return nil
+	})
+	dead.shutdown(false)
+	checkFor(t, detectTimeout, stateOf([]*Cluster{cut}, dead.ID(), StateDead))
+	time.Sleep(3 * cut.cfg.ReassignAfter)
+	for _, id := range ids[:3] {
+		c := byID(cs, id)
+		if n := (*Table)(c.View().Slots).Count(dead.ID()); n != owned || c.View().Epoch != 1 {
+			t.Errorf("%s sees the dead node with %d of its %d slots, table epoch %d: reassigned without a majority", id[:8], n, owned, c.View().Epoch)
+		}
+	}
+}
