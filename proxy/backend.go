@@ -755,7 +755,20 @@ func (c *nodeConn) cutOff() {
 		c.dead.Store(true)
 	}
 	c.mu.Unlock()
-	c.nc.Close()
+	abandon(c.nc)
+}
+
+// abandon closes a connection to a node that stopped answering with a
+// reset, so that the kernel drops what it has not delivered yet: closed
+// gracefully, a partitioned node got the commands the proxy had failed
+// ("may or may not have run") when the network healed, after later
+// acknowledged writes to the same keys, and undid them. What the node's
+// kernel already has may still run (a stopped process's).
+func abandon(nc net.Conn) {
+	if l, ok := nc.(interface{ SetLinger(int) error }); ok {
+		l.SetLinger(0)
+	}
+	nc.Close()
 }
 
 // attachLocked makes nc, a handshaken connection, one of the pool's and

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardgate/shardgate/internal/loopserve"
+	"github.com/shardgate/shardgate/internal/rawio"
 	"github.com/shardgate/shardgate/internal/resp"
 )
 
@@ -260,5 +262,31 @@ func TestIdleDedicatedConnsClosedWithoutRelease(t *testing.T) {
 		if !c.idleSince.Equal(now) {
 			t.Fatal("a fresh connection was closed before a stale one")
 		}
+	}
+}
+
+// TestAbandonResets: a connection abandoned to a silent node is reset,
+// not closed gracefully, so that what the kernel still holds for the node
+// is dropped rather than delivered when the network heals.
+func TestAbandonResets(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	abandon(rawio.Wrap(nc))
+	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = peer.Read(make([]byte, 1))
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the node's side read %v, want a connection reset", err)
 	}
 }

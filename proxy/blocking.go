@@ -592,7 +592,7 @@ wait:
 			if !cut {
 				c.srv.log.Warn("node did not answer a blocking command after its timeout; connection closed",
 					"node", p.addr, "client", c.id, "timeout", c.srv.opts.NodeTimeout)
-				conn.nc.Close()
+				abandon(conn.nc)
 				cut = true
 			}
 		}

@@ -155,6 +155,15 @@ func (c *Conn) Close() error {
 	return c.Conn.Close()
 }
 
+// SetLinger sets SO_LINGER on the underlying TCP connection (0: Close
+// resets it, dropping what is unsent); other connections ignore it.
+func (c *Conn) SetLinger(sec int) error {
+	if l, ok := c.Conn.(interface{ SetLinger(int) error }); ok {
+		return l.SetLinger(sec)
+	}
+	return nil
+}
+
 // SyscallConn gives the underlying connection's raw access (for its file
 // descriptor in CLIENT LIST).
 func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
