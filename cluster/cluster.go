@@ -426,13 +426,19 @@ func (c *Cluster) announceLeave() {
 		if m.ID == c.self || m.State != StateAlive {
 			continue
 		}
-		ip, port := splitGossip(m.Gossip)
-		if ip == nil {
-			continue
-		}
-		if err := c.ml.SendBestEffort(&memberlist.Node{Name: string(m.ID), Addr: ip, Port: port}, msg); err != nil {
-			c.log.Debug("cluster: leave notice", "to", m.ID, "err", err)
-		}
+		c.sendTo(c.ml, m, msg, "leave notice")
+	}
+}
+
+// sendTo sends msg to member m by UDP, best effort; what names it in the
+// debug log of a failure.
+func (c *Cluster) sendTo(ml *memberlist.Memberlist, m Member, msg []byte, what string) {
+	ip, port := splitGossip(m.Gossip)
+	if ip == nil {
+		return
+	}
+	if err := ml.SendBestEffort(&memberlist.Node{Name: string(m.ID), Addr: ip, Port: port}, msg); err != nil {
+		c.log.Debug("cluster: "+what, "to", m.ID, "err", err)
 	}
 }
 
@@ -459,15 +465,8 @@ func (c *Cluster) heartbeatLoop() {
 			if m.ID == c.self || m.Role != RoleNode || m.State != StateAlive {
 				continue
 			}
-			if c.cfg.dropHeartbeat != nil && c.cfg.dropHeartbeat(c.self, m.ID) {
-				continue
-			}
-			ip, port := splitGossip(m.Gossip)
-			if ip == nil {
-				continue
-			}
-			if err := c.ml.SendBestEffort(&memberlist.Node{Name: string(m.ID), Addr: ip, Port: port}, msg); err != nil {
-				c.log.Debug("cluster: heartbeat", "to", m.ID, "err", err)
+			if c.cfg.dropHeartbeat == nil || !c.cfg.dropHeartbeat(c.self, m.ID) {
+				c.sendTo(c.ml, m, msg, "heartbeat")
 			}
 		}
 	}

@@ -60,18 +60,11 @@ func (d *delegate) answerHeartbeat(m message) {
 		if mb.ID != m.id {
 			continue
 		}
-		ip, port := splitGossip(mb.Gossip)
-		if ip == nil {
-			return
-		}
 		owned := snap.ownedBy(m.id)
 		if owned != m.owned {
 			d.in.put(event{kind: evMsg, msg: m}) // the state goroutine sends it our table
 		}
-		ack := appendHeartbeatAck(nil, v.ClusterID, d.self, m.stamp, owned, v.Epoch)
-		if err := ml.SendBestEffort(&memberlist.Node{Name: string(m.id), Addr: ip, Port: port}, ack); err != nil {
-			d.log.Debug("cluster: heartbeat ack", "to", m.id, "err", err)
-		}
+		(*Cluster)(d).sendTo(ml, mb, appendHeartbeatAck(nil, v.ClusterID, d.self, m.stamp, owned, v.Epoch), "heartbeat ack")
 		return
 	}
 }

@@ -188,25 +188,14 @@ func TestMinorityFence(t *testing.T) {
 // serves again once the heartbeats are back.
 func TestFenceOnHeartbeats(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var isolated NodeID
-	cs := startN(t, 3, func(i int, cfg *Config) {
-		cfg.ReassignAfter = 800 * time.Millisecond
-		cfg.dropHeartbeat = func(from, to NodeID) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return from == isolated || to == isolated
-		}
-	})
+	cs, isolate := startHeartbeatIsolable(t, 3)
 	checkFor(t, convergeTimeout, func() error { return converged(cs) })
 	c := cs[2]
 	owned := (*Table)(c.View().Slots).Count(c.ID())
 	if owned == 0 {
 		t.Fatal("the node to isolate owns no slot")
 	}
-	mu.Lock()
-	isolated = c.ID()
-	mu.Unlock()
+	isolate(c.ID())
 	checkFor(t, convergeTimeout, func() error {
 		if !c.Cut() {
 			return errors.New("the node that hears no heartbeat is not cut")
@@ -224,9 +213,7 @@ func TestFenceOnHeartbeats(t *testing.T) {
 			t.Fatalf("%s sees %d of the isolated node's %d slots left to it: a member memberlist sees alive lost its slots", x.ID()[:8], n, owned)
 		}
 	}
-	mu.Lock()
-	isolated = ""
-	mu.Unlock()
+	isolate("")
 	checkFor(t, convergeTimeout, func() error {
 		if c.Cut() {
 			return errors.New("the node is still cut with heartbeats back")
@@ -244,23 +231,12 @@ func TestFenceOnHeartbeats(t *testing.T) {
 // dead node's slots wait for it.
 func TestCutNodeDoesNotReassign(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var isolated NodeID
-	cs := startN(t, 4, func(i int, cfg *Config) {
-		cfg.ReassignAfter = 800 * time.Millisecond
-		cfg.dropHeartbeat = func(from, to NodeID) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return from == isolated || to == isolated
-		}
-	})
+	cs, isolate := startHeartbeatIsolable(t, 4)
 	checkFor(t, convergeTimeout, func() error { return converged(cs) })
 	ids := sortedIDsOf(cs)
 	cut, dead := byID(cs, ids[0]), byID(cs, ids[3])
 	owned := (*Table)(cut.View().Slots).Count(dead.ID())
-	mu.Lock()
-	isolated = cut.ID()
-	mu.Unlock()
+	isolate(cut.ID())
 	checkFor(t, convergeTimeout, func() error {
 		if !cut.Cut() {
 			return errors.New("the node that hears no heartbeat is not cut")
@@ -275,5 +251,26 @@ func TestCutNodeDoesNotReassign(t *testing.T) {
 		if n := (*Table)(c.View().Slots).Count(dead.ID()); n != owned || c.View().Epoch != 1 {
 			t.Errorf("%s sees the dead node with %d of its %d slots, table epoch %d: reassigned without a majority", id[:8], n, owned, c.View().Epoch)
 		}
+	}
+}
+
+// startHeartbeatIsolable starts n nodes with ReassignAfter whose
+// heartbeats to and from one node (isolate's argument; "" for none) are
+// dropped: a partition memberlist does not see.
+func startHeartbeatIsolable(t *testing.T, n int) (cs []*Cluster, isolate func(NodeID)) {
+	var mu sync.Mutex
+	var isolated NodeID
+	cs = startN(t, n, func(i int, cfg *Config) {
+		cfg.ReassignAfter = 800 * time.Millisecond
+		cfg.dropHeartbeat = func(from, to NodeID) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return from == isolated || to == isolated
+		}
+	})
+	return cs, func(id NodeID) {
+		mu.Lock()
+		isolated = id
+		mu.Unlock()
 	}
 }
