@@ -120,6 +120,7 @@ type state struct {
 	// majority (zero: they are one), for the minority fence (fence).
 	minoritySince time.Time
 	fenced        time.Time // last run of fence
+	fenceAgain    bool      // fence waits for the View to be published (settle)
 	lastRejoin    time.Time
 	mismatch      map[NodeID]time.Time // digest differs from ours since
 	lastSent      map[NodeID]time.Time // our table last sent directly
@@ -859,6 +860,10 @@ func (c *Cluster) settle(now time.Time) {
 	if st.viewDirty {
 		st.viewDirty = false
 		c.publish()
+	}
+	if st.fenceAgain {
+		st.fenceAgain = false
+		c.fence(now)
 	}
 	c.flush()
 	if st.metaDirty {

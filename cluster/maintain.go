@@ -211,6 +211,14 @@ func (c *Cluster) fence(now time.Time) {
 		majorityEnds = heard[need-1].Add(grace)
 	}
 	if now.Before(majorityEnds) {
+		if st.viewDirty {
+			// The table changed (say, merged on the way back from a
+			// pause) and the View commands are served by is not yet
+			// published: serving now would serve the old one. Again
+			// once it is (settle).
+			st.fenceAgain = true
+			return
+		}
 		st.minoritySince = time.Time{}
 		c.cutBy.Store(majorityEnds.Add(grace).UnixNano())
 		if c.cut.Swap(false) {

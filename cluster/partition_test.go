@@ -137,7 +137,10 @@ func TestMinorityFence(t *testing.T) {
 	nw := &network{cut: make(map[[2]string]bool)}
 	cs := startN(t, 3, func(i int, cfg *Config) {
 		nw.wrap(cfg)
-		cfg.ReassignAfter = 800 * time.Millisecond
+		// Long enough that a majority node starved of CPU under -race on
+		// a loaded machine does not miss acks for the 800 ms it takes
+		// to be cut.
+		cfg.ReassignAfter = 1600 * time.Millisecond
 	})
 	checkFor(t, convergeTimeout, func() error { return converged(cs) })
 	ids := sortedIDsOf(cs)
