@@ -241,6 +241,19 @@ func (c *Cluster) fence(now time.Time) {
 	}
 }
 
+// unsuspected returns the names of the members memberlist holds alive
+// and does not suspect: alone, the cut-off side has nobody to confirm its
+// suspicions, so a suspect counts as gone (nodesHeard, reassign).
+func (c *Cluster) unsuspected() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range c.ml.Members() {
+		if n.State == memberlist.StateAlive {
+			out[n.Name] = true
+		}
+	}
+	return out
+}
+
 // countAfter counts the times in ts after t.
 func countAfter(ts []time.Time, t time.Time) int {
 	n := 0
@@ -261,12 +274,7 @@ func countAfter(ts []time.Time, t time.Time) int {
 func (c *Cluster) nodesHeard() (heard []time.Time, known int) {
 	st := &c.st
 	owners := c.owners()
-	unsuspected := map[string]bool{}
-	for _, n := range c.ml.Members() {
-		if n.State == memberlist.StateAlive {
-			unsuspected[n.Name] = true
-		}
-	}
+	unsuspected := c.unsuspected()
 	seen := map[NodeID]bool{c.self: true}
 	for id, r := range st.members {
 		if r.State == StateLeft && !owners[id] {
@@ -308,12 +316,7 @@ func (c *Cluster) reassign(now time.Time) {
 	// The nodes that count as alive and take the slots are those the
 	// fence counts (alive, unsuspected, and acking heartbeats lately):
 	// not one this node cannot reach.
-	unsuspected := map[string]bool{}
-	for _, n := range c.ml.Members() {
-		if n.State == memberlist.StateAlive {
-			unsuspected[n.Name] = true
-		}
-	}
+	unsuspected := c.unsuspected()
 	window := c.cfg.ReassignAfter / 4
 	alive := []NodeID{c.self}
 	known := map[NodeID]bool{c.self: true}
