@@ -187,6 +187,16 @@ var streamScripts = []strScript{
 		sc("OBJECT", "ENCODING", "s"), sc("SCAN", "0", "TYPE", "stream", "COUNT", "1000"), sc("SCAN", "0", "TYPE", "STREAM", "COUNT", "1000"),
 		sc("EXPIRE", "s", "0"), sc("EXISTS", "s"), sc("XLEN", "s"),
 	}},
+	// XSETID below a deleted entry still in its block: the entry added
+	// next follows the deleted one there, and must still be found
+	// (XAUTOCLAIM, XCLAIM), as the random differential test found.
+	{"xsetid below a deleted entry", [][]string{
+		sc("XADD", "{a}1", "3-*", "f", "408"), sc("XGROUP", "CREATE", "{a}1", "g1", "$"),
+		sc("XADD", "{a}1", "10-5", "g", "237"), sc("XDEL", "{a}1", "10-5"), sc("XSETID", "{a}1", "8-99"),
+		sc("XADD", "{a}1", "8-100", "f", "11"), sc("XREADGROUP", "GROUP", "g1", "c2", "STREAMS", "{a}1", ">"),
+		sc("XAUTOCLAIM", "{a}1", "g1", "c3", "0", "0", "COUNT", "10"), sc("XCLAIM", "{a}1", "g1", "c4", "0", "8-100"),
+		sc("XRANGE", "{a}1", "-", "+"), sc("XPENDING", "{a}1", "g1"),
+	}},
 }
 
 func TestDiffStreams(t *testing.T) { runStreamScripts(t, streamScripts) }

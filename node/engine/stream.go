@@ -346,11 +346,14 @@ func (s *Stream) find(id StreamID, fv *[][]byte) bool {
 	}
 	for off := 0; off < len(b.buf); {
 		r := b.decode(off, nil)
-		if r.id.Less(id) {
+		// Deleted records are skipped, not compared: XSETID may lower
+		// the last id below a deleted one still in the block, and the
+		// entries added after it follow it there.
+		if r.id.Less(id) || r.flags&recDeleted != 0 {
 			off = r.next
 			continue
 		}
-		if r.id != id || r.flags&recDeleted != 0 {
+		if r.id != id {
 			return false
 		}
 		if fv != nil {
