@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/shardgate/shardgate/cluster"
@@ -41,6 +42,19 @@ func (m *migrator) clientGone(clientID int64) {
 			m.abortLocked(id)
 		}
 	}
+}
+
+// notReceivingLocked returns ss without the slots of incoming migrations;
+// the caller holds tmu.
+func (m *migrator) notReceivingLocked(ss []uint16) []uint16 {
+	return slices.DeleteFunc(ss, func(sl uint16) bool {
+		for _, in := range m.incoming {
+			if slices.Contains(in.slots, sl) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // cmdMigrateTarget handles the MIGRATE-* subcommands of SHARDGATE on the

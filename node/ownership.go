@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,6 +87,9 @@ func (s *Server) slotRefusal(slot int, cross bool) string {
 		}
 		return ""
 	}
+	if a := &s.asked[slot]; !a.Load() {
+		a.Store(true) // before the read below: see reconcileSlots
+	}
 	mine, owner := s.own.Slot(uint16(slot))
 	switch {
 	case !mine && owner == "":
@@ -158,12 +162,22 @@ func (s *Server) followOwnership() {
 // goroutine calls it; it owns s.served. The first pass must not overlap
 // a migration's install: it drops keys of every slot not yet claimed, and
 // an incoming migration installs its keys before it claims their slots.
+//
+// A slot not served at either of two passes may still have been served
+// between them (given and taken back before this goroutine ran): a
+// command the dispatcher let in then marked it asked before reading the
+// ownership, so a pass that reads the slot not served after that command
+// found it served also finds it asked, and empties it (strays).
 func (s *Server) reconcileSlots(first bool) {
-	var lost []uint16
+	var lost, strays []uint16
 	for i := range uint16(slots.Count) {
 		mine, _ := s.own.Slot(i)
-		if !mine && (first || s.served[i]) {
+		asked := s.asked[i].Swap(false)
+		switch {
+		case !mine && (first || s.served[i]):
 			lost = append(lost, i)
+		case !mine && asked:
+			strays = append(strays, i)
 		}
 		s.served[i] = mine
 	}
@@ -181,7 +195,14 @@ func (s *Server) reconcileSlots(first bool) {
 			keys, blocked = 0, 0
 		}
 	}
-	for _, slot := range lost {
+	if len(strays) > 0 && s.mig != nil {
+		// A slot being received is not served yet but holds what the
+		// migration installs before its claim: install runs under tmu.
+		s.mig.tmu.Lock()
+		defer s.mig.tmu.Unlock()
+		strays = s.mig.notReceivingLocked(strays)
+	}
+	for _, slot := range append(lost, strays...) {
 		k, b, ok := s.dropSlot(slot)
 		if ok && k+b > 0 {
 			dropped = append(dropped, slot)
@@ -189,6 +210,7 @@ func (s *Server) reconcileSlots(first bool) {
 		keys += k
 		blocked += b
 	}
+	slices.Sort(dropped)
 	if len(dropped) > 0 {
 		s.log.Warn("slots served by another node now (a higher epoch took them): their keys are dropped",
 			"slots", formatSlots(dropped), "keys", keys, "blocked_clients_redirected", blocked)

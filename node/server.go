@@ -62,10 +62,15 @@ type Server struct {
 	own    Ownership            // nil: standalone, every slot served (ownership.go)
 	cut    cutter               // s.own, if it can find the node cut off from its majority
 	served [slots.Count]bool    // slots served at the last ownership change (followOwnership's)
-	gate   gates                // per-slot migration state (migrate_gate.go)
-	mig    *migrator            // nil: no migrations (migrate.go)
-	aof    *aof.Log             // nil: no append-only log (persist.go)
-	saves  saver                // snapshots and rewrites (save.go)
+	// asked: slots a command has asked for since followOwnership's last
+	// pass, set before the dispatcher reads the ownership, so that a
+	// slot served between two passes (given and taken back before the
+	// follower looked) is still emptied when it is seen lost.
+	asked [slots.Count]atomic.Bool
+	gate  gates     // per-slot migration state (migrate_gate.go)
+	mig   *migrator // nil: no migrations (migrate.go)
+	aof   *aof.Log  // nil: no append-only log (persist.go)
+	saves saver     // snapshots and rewrites (save.go)
 	// slotLSN is each slot's last record in the log, written and read
 	// under the slot's lock (persist.go's appendRecord, snapshots).
 	slotLSN [slots.Count]uint64
