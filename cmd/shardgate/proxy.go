@@ -385,12 +385,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for i, n := range topo.Nodes() {
 		fmt.Fprintf(stdout, "  node %d  %s  slots %s\n", i, n.Addr, proxy.FormatRanges(n.Ranges))
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	if pf.opts.RequirePass != "" {
-		fmt.Fprintf(stdout, "try: redis-cli -p %s --askpass\n", port)
-	} else {
-		fmt.Fprintf(stdout, "try: redis-cli -p %s\n", port)
-	}
+	fmt.Fprintf(stdout, "try: %s\n", redisCLICommand(ln.Addr(), pf.opts.RequirePass != ""))
 	rc := 0
 	if err := px.Serve(ctx, ln); err != nil {
 		log.Error("proxy stopped", "err", err)
@@ -476,4 +471,19 @@ func (h *hostPort) Set(v string) error {
 	}
 	*h = hostPort(v)
 	return nil
+}
+
+// redisCLICommand is the redis-cli command line that reaches addr: -h only
+// when redis-cli's default host (127.0.0.1) would not.
+func redisCLICommand(addr net.Addr, askpass bool) string {
+	cmd := "redis-cli"
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || !(ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.IsUnspecified()) {
+		cmd += " -h " + host
+	}
+	cmd += " -p " + port
+	if askpass {
+		cmd += " --askpass"
+	}
+	return cmd
 }

@@ -162,3 +162,29 @@ func TestUpRefusesClusterFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisCLICommand: the hint `up` prints connects to the proxy's
+// address, wherever it listens.
+func TestRedisCLICommand(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		askpass bool
+		want    string
+	}{
+		{"127.0.0.1:7379", false, "redis-cli -p 7379"},
+		{"127.0.0.1:7379", true, "redis-cli -p 7379 --askpass"},
+		{"0.0.0.0:7379", false, "redis-cli -p 7379"},
+		{"[::]:7379", false, "redis-cli -p 7379"},
+		{"127.0.0.2:20490", false, "redis-cli -h 127.0.0.2 -p 20490"},
+		{"[::1]:20490", true, "redis-cli -h ::1 -p 20490 --askpass"},
+		{"10.1.2.3:6379", false, "redis-cli -h 10.1.2.3 -p 6379"},
+	} {
+		addr, err := net.ResolveTCPAddr("tcp", tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := redisCLICommand(addr, tc.askpass); got != tc.want {
+			t.Errorf("%s (askpass %v): %q, want %q", tc.addr, tc.askpass, got, tc.want)
+		}
+	}
+}
