@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 
+	"github.com/shardgate/shardgate/internal/resp"
 	"github.com/shardgate/shardgate/slots"
 )
 
@@ -105,9 +106,10 @@ func xreadWithoutBlock(cmd *slots.Command, args [][]byte) [][]byte {
 
 // lastIDsForDollar returns a blocking XREAD's arguments with each '$' id
 // replaced by what it stands for when the proxy handles the command: the
-// id of the stream's last entry, 0-0 for an empty or missing stream (an
-// entry added later has a greater id either way, so the read waits for
-// the same entries as from the stream's last generated id). The node
+// stream's last generated id (XINFO STREAM's), 0-0 for a missing stream,
+// as Redis resolves it. Not the last entry's id: after XDEL or XTRIM, a
+// DEL and re-create or an XSETID may let an entry below the last
+// generated id in later, which Redis's reader does not take. The node
 // would resolve '$' only once the command reaches it on a dedicated
 // connection, after another client's XADD that the proxy handled later
 // may have gone ahead on the shared one: the reader would miss the entry
@@ -127,7 +129,7 @@ func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
 	for i := first; i < len(args); i++ {
 		if len(args[i]) == 1 && args[i][0] == '$' {
 			key := args[o.streams+1+i-first]
-			cmds = append(cmds, c.srv.unlogged([][]byte{[]byte("XREVRANGE"), key, []byte("+"), []byte("-"), []byte("COUNT"), []byte("1")}))
+			cmds = append(cmds, c.srv.unlogged([][]byte{[]byte("XINFO"), []byte("STREAM"), key}))
 			nodes = append(nodes, n)
 			at = append(at, i)
 		}
@@ -137,16 +139,29 @@ func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
 	}
 	out := append([][]byte(nil), args...)
 	for j, v := range c.roundTrip(nodes, cmds) {
-		switch {
-		case v.IsError() || v.Type != '*' || v.Null:
-			return args
-		case len(v.Elems) == 0:
+		if v.IsError() && string(v.Str) == resp.ErrNoSuchKey {
 			out[at[j]] = []byte("0-0")
-		case len(v.Elems[0].Elems) == 2:
-			out[at[j]] = bytes.Clone(v.Elems[0].Elems[0].Str)
-		default:
+			continue
+		}
+		id := lastGeneratedID(v)
+		if id == nil {
 			return args
 		}
+		out[at[j]] = id
 	}
 	return out
+}
+
+// lastGeneratedID is the last-generated-id field of an XINFO STREAM reply
+// (an array of fields and values, or a map), nil if there is none.
+func lastGeneratedID(v resp.Value) []byte {
+	if v.Type != '*' && v.Type != '%' {
+		return nil
+	}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		if string(v.Elems[i].Str) == "last-generated-id" && v.Elems[i+1].Type == '$' && !v.Elems[i+1].Null {
+			return bytes.Clone(v.Elems[i+1].Str)
+		}
+	}
+	return nil
 }

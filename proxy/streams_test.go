@@ -133,6 +133,46 @@ func TestStreamBlockingServedByXAdd(t *testing.T) {
 	})
 }
 
+// TestStreamBlockingDollarIsLastGeneratedID: '$' stands for the stream's
+// last generated id, which may be above its last entry (XDEL, XTRIM):
+// an entry let in below it later (XSETID on the emptied stream, DEL and
+// re-create) does not serve the read, on Redis as through the proxy.
+func TestStreamBlockingDollarIsLastGeneratedID(t *testing.T) {
+	forStreamBackends(t, func(t *testing.T, e *blockEnv) {
+		for _, tc := range []struct {
+			name          string
+			before, after [][]string
+		}{
+			{"xsetid below", [][]string{{"XADD", "s", "MAXLEN", "0", "5-0", "f", "1"}},
+				[][]string{{"XSETID", "s", "1-0"}, {"XADD", "s", "2-0", "f", "2"}}},
+			{"re-created", [][]string{{"XADD", "s", "1-0", "f", "1"}, {"XADD", "s", "5-0", "f", "1"}, {"XDEL", "s", "5-0"}},
+				[][]string{{"DEL", "s"}, {"XADD", "s", "3-1", "f", "2"}}},
+			{"missing", nil, nil},
+		} {
+			a := dial(t, e.addr, 2)
+			b := dial(t, e.addr, 2)
+			for _, cmd := range tc.before {
+				if v := do(t, b, cmd...); v.IsError() {
+					t.Fatalf("%s: %q: %v", tc.name, cmd, v)
+				}
+			}
+			send(t, a, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+			got := receiveAsync(a)
+			waitBlocked(t, e.nodeOf("s").Addr, 1)
+			for _, cmd := range tc.after {
+				if v := do(t, b, cmd...); v.IsError() {
+					t.Fatalf("%s: %q: %v", tc.name, cmd, v)
+				}
+			}
+			do(t, b, "XADD", "s", "9-0", "f", "9")
+			want(t, tc.name, recvWithin(t, "XREAD", got, promptly), xread(2, "s", xentry("9-0", "f", "9")))
+			do(t, b, "DEL", "s")
+			a.Close()
+			b.Close()
+		}
+	})
+}
+
 // TestStreamBlockingTimeout: a BLOCK that runs out answers as the node
 // does (Redis's null array in RESP2, null in RESP3), in about its time;
 // refused timeouts and missing groups answer the node's errors at once.
