@@ -109,12 +109,12 @@ func (s *Server) execute(c *client, args [][]byte) {
 				refusal = msg // a Redis subcommand not served here
 			}
 		}
-		c.rejectCmd(cmd, refusal)
+		c.rejectCmd(cmd, args, refusal)
 		return
 	}
 	if !cmd.Has(slots.FlagNoAuth) && c.authRequired() {
 		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrNoAuth)
+		c.rejectCmd(cmd, args, resp.ErrNoAuth)
 		return
 	}
 	if c.multi != nil && cmd.Has(slots.FlagNoMulti) {
@@ -145,23 +145,23 @@ func (s *Server) execute(c *client, args [][]byte) {
 	// opens.
 	if s.load.active.Load() && !cmd.Has(slots.FlagLoading) {
 		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrLoading)
+		c.rejectCmd(cmd, args, resp.ErrLoading)
 		return
 	}
 	if s.mem.Over() && c.refusedOnOOM(cmd) {
 		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrOOM)
+		c.rejectCmd(cmd, args, resp.ErrOOM)
 		return
 	}
 	if c.monitor && monitor.Refused(cmd) {
 		c.countRejected(cmd)
-		c.rejectCmd(cmd, resp.ErrMonitorKeyspace)
+		c.rejectCmd(cmd, args, resp.ErrMonitorKeyspace)
 		return
 	}
 	if s.aof != nil && (cmd.Has(slots.FlagWrite) || cmd.FullName == "ping") {
 		if err := s.aof.Err(); err != nil {
 			c.countRejected(cmd)
-			c.rejectCmd(cmd, misconf(err)) // as Redis with a failing AOF
+			c.rejectCmd(cmd, args, misconf(err)) // as Redis with a failing AOF
 			return
 		}
 	}
@@ -225,8 +225,11 @@ func (s *Server) run(c *client, r *route, args [][]byte, slot int) {
 		s.feedMonitors(c, r.cmd, args) // as it starts to wait, as Redis
 	}
 	s.runCommand(c, r, args, slot)
+	// Refused as Redis refuses before running (EXEC's cluster checks):
+	// no monitor line either.
+	refused := c.refusedRun
 	s.cmdEnd(c, r.cmd, args, timing)
-	if !blocking && s.monitors.Active() {
+	if !blocking && !refused && s.monitors.Active() {
 		s.feedMonitors(c, r.cmd, args)
 	}
 }
@@ -339,9 +342,14 @@ func (c *client) reject(msg string) {
 // rejectCmd is reject for a command that has been looked up: a rejected
 // EXEC, even outside MULTI, ends the transaction and drops the WATCHes
 // instead (Redis's execCommandAbort).
-func (c *client) rejectCmd(cmd *slots.Command, msg string) {
+func (c *client) rejectCmd(cmd *slots.Command, args [][]byte, msg string) {
 	if cmd.FullName == "exec" {
 		c.execAbort(msg)
+		// Redis's execCommandAbort shows the refused EXEC to monitors
+		// (a cluster refusal does not come this way: nothing shown).
+		if s := c.srv; s.monitors.Active() {
+			s.feedMonitors(c, cmd, args)
+		}
 		return
 	}
 	c.reject(msg)

@@ -415,6 +415,7 @@ func (c *client) rejectCmd(cmd *slots.Command, msg string) {
 		c.uncounted++
 		c.localError(fmt.Sprintf(resp.ErrExecAbortBecause, strings.TrimPrefix(msg, "ERR ")))
 		c.ops[len(c.ops)-1].rejected = true
+		c.fedCmd = cmd // shown to the monitors, as by execCommandAbort
 		return
 	}
 	c.reject(msg)

@@ -43,6 +43,12 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 		{[]string{"MULTI"}, true},
 		{[]string{"INCR", "{k}n"}, false}, // queued, then discarded
 		{[]string{"DISCARD"}, true},
+		{[]string{"MULTI"}, true},
+		{[]string{"GET", "{k}a"}, false},
+		{[]string{"GET", "{j}b"}, false},
+		{[]string{"EXEC"}, false}, // CROSSSLOT: refused before it runs
+		{[]string{"MULTI"}, true},
+		{[]string{"EXEC", "x"}, true}, // arity: aborted, and shown as Redis's execCommandAbort shows it
 		{[]string{"BLPOP", "{k}q", "0.01"}, true},
 		{[]string{"XADD", "{k}s", "1-1", "f", "1"}, true},
 		{[]string{"SLOWLOG", "LEN"}, false}, // admin
