@@ -30,6 +30,7 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 		{[]string{"MGET", "{k}a", "{j}b"}, false}, // CROSSSLOT
 		{[]string{"LPUSH", "{k}a", "x"}, true},    // WRONGTYPE: run
 		{[]string{"AUTH", "pw"}, true},            // redacted
+		{[]string{"AUTH", "a", "b", "c"}, true},   // a syntax error: shown as sent
 		{[]string{"HELLO", "3", "AUTH", "default", "pw"}, true},
 		{[]string{"HELLO", "9"}, true},
 		{[]string{"CONFIG", "GET", "maxmemory"}, false}, // admin

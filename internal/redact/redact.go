@@ -22,6 +22,9 @@ func Hidden(cmd *slots.Command, args [][]byte) func(i int) bool {
 	}
 	switch cmd.FullName {
 	case "auth":
+		if len(args) > 3 {
+			return none // a syntax error, answered before Redis redacts
+		}
 		return func(i int) bool { return i > 0 }
 	case "hello":
 		if len(args) < 2 {
