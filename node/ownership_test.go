@@ -160,6 +160,27 @@ func startOwned(t *testing.T, own node.Ownership, logger *slog.Logger) (*node.Se
 	return srv, addr
 }
 
+// startOwnedLogged is startOwned with the node's log kept for the test.
+func startOwnedLogged(t *testing.T, own node.Ownership) (string, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	_, addr := startOwned(t, own, slog.New(slog.NewTextHandler(logs, nil)))
+	return addr, logs
+}
+
+// expectNullExec sends EXEC and checks that it failed on a WATCH (a null
+// reply).
+func expectNullExec(t *testing.T, c *difftest.Conn, when string) {
+	t.Helper()
+	v, err := c.DoStrings("EXEC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Kind != difftest.NullArray {
+		t.Errorf("EXEC %s: %v, want a null reply", when, v)
+	}
+}
+
 func dial(t *testing.T, addr string, proto int) *difftest.Conn {
 	t.Helper()
 	c, err := difftest.DialProto(addr, proto)
@@ -358,8 +379,7 @@ func TestClusterViewsFromOwnership(t *testing.T) {
 // the slot), a WATCH on them fails the EXEC, and the change is logged.
 func TestOwnershipLostSlotsDropped(t *testing.T) {
 	f := threeNodes("127.0.0.1:1")
-	var logs syncBuffer
-	_, addr := startOwned(t, f, slog.New(slog.NewTextHandler(&logs, nil)))
+	addr, logs := startOwnedLogged(t, f)
 	c := dial(t, addr, 2)
 	kept := keyIn("{kept}", 0, 5460)
 	lostA := "{lost}a"
@@ -448,8 +468,7 @@ func TestOwnershipWatchOnLostSlot(t *testing.T) {
 // back, as a Redis Cluster's RESTORE of the key would touch the WATCH.
 func TestOwnershipWatchAcrossMoves(t *testing.T) {
 	f := threeNodes("127.0.0.1:1")
-	var logs syncBuffer
-	_, addr := startOwned(t, f, slog.New(slog.NewTextHandler(&logs, nil)))
+	addr, logs := startOwnedLogged(t, f)
 	c := dial(t, addr, 2)
 	other := dial(t, addr, 2)
 	w := keyIn("w", 0, 5460)
@@ -475,13 +494,7 @@ func TestOwnershipWatchAcrossMoves(t *testing.T) {
 		}
 		expect(t, c, "OK", "MULTI")
 		expect(t, c, "QUEUED", "SET", tx, "applied")
-		v, err := c.DoStrings("EXEC")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v.Kind != difftest.NullArray {
-			t.Errorf("EXEC after the watched slot moved (back: %v): %v, want a null reply", back, v)
-		}
+		expectNullExec(t, c, fmt.Sprintf("after the watched slot moved (back: %v)", back))
 		expect(t, other, "0", "EXISTS", tx)
 		f.assign(s, s, 0)
 		expect(t, other, "OK", "FLUSHALL")
@@ -494,8 +507,7 @@ func TestOwnershipWatchAcrossMoves(t *testing.T) {
 // slot later) and its WATCHes fail.
 func TestOwnershipServedBetweenPasses(t *testing.T) {
 	f := threeNodes("127.0.0.1:1")
-	var logs syncBuffer
-	_, addr := startOwned(t, f, slog.New(slog.NewTextHandler(&logs, nil)))
+	addr, logs := startOwnedLogged(t, f)
 	c := dial(t, addr, 2)
 	watcher := dial(t, addr, 2)
 	k := keyIn("between", 0, 5460)
@@ -517,13 +529,7 @@ func TestOwnershipServedBetweenPasses(t *testing.T) {
 	expect(t, c, "0", "EXISTS", k)
 	expect(t, watcher, "OK", "MULTI")
 	expect(t, watcher, "QUEUED", "SET", k, "tx")
-	v, err := watcher.DoStrings("EXEC")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Kind != difftest.NullArray {
-		t.Errorf("EXEC after the watched slot was taken between passes: %v, want a null reply", v)
-	}
+	expectNullExec(t, watcher, "after the watched slot was taken between passes")
 }
 
 // TestOwnershipRaceLeavesNoStrayKeys: writers hammer a slot while it is
