@@ -361,10 +361,6 @@ func (c *client) countRejected(cmd *slots.Command) {
 	c.srv.cmdStats.Rejected(&c.cstats, cmd.ID)
 }
 
-func (c *client) rejectf(format string, a ...any) {
-	c.reject("ERR " + fmt.Sprintf(format, a...))
-}
-
 func (c *client) setLastCmd(cmd *slots.Command) {
 	c.lastCmd.Store(cmd)
 	c.lastAt.Store(c.nowNs)

@@ -204,14 +204,3 @@ func init() {
 		}
 	}
 }
-
-func lower(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
-}

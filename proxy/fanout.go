@@ -247,14 +247,6 @@ func (c *client) refusedNodeDown() bool {
 	return false
 }
 
-// cmdAllNodes is cmdAllOK for commands that change every node, refused
-// while a node cannot be reached.
-func cmdAllNodes(c *client, args [][]byte) {
-	if !c.refusedNodeDown() {
-		cmdAllOK(c, args)
-	}
-}
-
 // cmdResetStat is CONFIG RESETSTAT: every node resets its counters and
 // the proxy its own, as Redis's resetServerStats.
 func cmdResetStat(c *client, args [][]byte) {

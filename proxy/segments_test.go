@@ -197,10 +197,7 @@ func TestSegmentBitsMismatch(t *testing.T) {
 func TestSegmentedBitsPipelined(t *testing.T) {
 	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
 	c := dial(t, cl.Addr, 2)
-	type step struct {
-		args []string
-		want string // reply as Value.String, "" for an integer checked by the model
-	}
+	type step struct{ args []string }
 	var steps []step
 	bits := map[uint64]bool{}
 	var want []string

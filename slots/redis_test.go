@@ -122,15 +122,6 @@ func (o *oracle) do(t testing.TB, args ...[]byte) reply {
 	return r
 }
 
-func (o *oracle) doStrings(t testing.TB, args ...string) reply {
-	t.Helper()
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	return o.do(t, b...)
-}
-
 func readReply(r *bufio.Reader) (reply, error) {
 	line, err := r.ReadSlice('\n')
 	if err != nil {

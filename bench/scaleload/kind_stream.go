@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -46,16 +45,6 @@ func (s *streamState) clone() state {
 }
 
 func entryID(i int) string { return strconv.Itoa(i+1) + "-1" }
-
-// entryIndex is entryID's inverse (-1 for another id).
-func entryIndex(id string) int {
-	ms, ok := strings.CutSuffix(id, "-1")
-	n, err := strconv.Atoi(ms)
-	if !ok || err != nil || n < 1 {
-		return -1
-	}
-	return n - 1
-}
 
 func (s *streamState) add(v string) { s.values = append(s.values, v) }
 

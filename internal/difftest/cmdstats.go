@@ -152,6 +152,9 @@ func CommandStatsScenario(t *testing.T, p *Pair) {
 	// RESETSTAT forgets it all; only its own call is counted after it.
 	c.Do(t, "CONFIG", "RESETSTAT")
 	a, b = c.Both(t, "INFO", "commandstats")
+	if n := strings.Count(a.Text(), "cmdstat_"); n != 1 {
+		t.Errorf("after CONFIG RESETSTAT redis-server lists %d commands, want 1 (itself): %q", n, a.Text())
+	}
 	if n := strings.Count(b.Text(), "cmdstat_"); n != 1 {
 		t.Errorf("after CONFIG RESETSTAT the target lists %d commands, want 1 (itself): %q", n, b.Text())
 	}

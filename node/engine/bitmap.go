@@ -337,22 +337,6 @@ func (pg *page) write(chunk []byte, from int) {
 	}
 }
 
-// setPage makes page p hold data (taking it over), sparse or absent when
-// it has few or no set bits. BITOP builds result pages with it; data must
-// hold no set bit past the length.
-func (b *Bitmap) setPage(p int64, data *[PageBytes]byte) {
-	card := popcount(data[:])
-	if card == 0 {
-		if pg := b.pageAt(p); pg != nil {
-			*pg = page{}
-		}
-		return
-	}
-	pg := b.pageFor(p)
-	*pg = page{dense: data, card: uint32(card)}
-	pg.shrink()
-}
-
 // pageData returns page p's bytes: the page itself when dense, else a
 // copy in scratch; nil when the page is all zero.
 func (b *Bitmap) pageData(p int64, scratch *[PageBytes]byte) *[PageBytes]byte {

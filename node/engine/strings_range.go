@@ -85,15 +85,6 @@ func cmdGetrange(c *Ctx) {
 	writeStrBulk(c.W, e, from, to)
 }
 
-// substr applies GETRANGE's index rules to s.
-func substr(s []byte, start, end int64) []byte {
-	from, to, ok := substrRange(int64(len(s)), start, end)
-	if !ok {
-		return nil
-	}
-	return s[from : to+1]
-}
-
 // substrRange applies GETRANGE's index rules to a string of n bytes,
 // returning the inclusive byte range, or ok=false for an empty result.
 func substrRange(n, start, end int64) (from, to int64, ok bool) {
