@@ -144,16 +144,34 @@ func DefaultOptions() Options {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	d := DefaultOptions()
-	if o.Addr == "" {
-		o.Addr = d.Addr
-	}
 	switch {
 	case o.Topology != nil && o.Cluster != nil:
 		return o, errors.New("proxy: a static topology and a cluster source are exclusive")
 	case o.Cluster != nil:
 	case o.Topology == nil || len(o.Topology.Nodes()) == 0:
 		return o, errors.New("proxy: a topology with at least one node (or a cluster source) is required")
+	}
+	return o.settings()
+}
+
+// Check reports what New would refuse in these options other than the
+// topology, which a caller may build only afterwards: `shardgate up`
+// checks its flags before it starts the nodes the topology lists.
+func (o Options) Check() error {
+	o, err := o.settings()
+	if err != nil {
+		return err
+	}
+	_, err = newSegments(o)
+	return err
+}
+
+// settings fills in the defaults of everything but the topology and
+// checks the values.
+func (o Options) settings() (Options, error) {
+	d := DefaultOptions()
+	if o.Addr == "" {
+		o.Addr = d.Addr
 	}
 	if o.MaxClients == 0 {
 		o.MaxClients = d.MaxClients

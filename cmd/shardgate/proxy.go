@@ -295,6 +295,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardgate up: --node-base-port must leave room for %d ports below 65536, got %d\n", *size, *basePort)
 		return 2
 	}
+	// The proxy's options are checked before any node starts, so that a
+	// usage error leaves nothing listening behind it.
+	if err := pf.opts.Check(); err != nil {
+		fmt.Fprintf(stderr, "shardgate up: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
+		return 2
+	}
 	log, err := lf.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
@@ -318,6 +324,17 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addrs []string
 		nodes []*node.Server
 	)
+	// failed stops what has started and reports err.
+	failed := func(err error, rc int) int {
+		ln.Close()
+		stopNodes()
+		for _, n := range nodes {
+			n.Close()
+		}
+		wg.Wait()
+		fmt.Fprintf(stderr, "shardgate up: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
+		return rc
+	}
 	// The nodes listen on loopback ports anyone on the machine can reach:
 	// a password for clients guards them too, and the proxy sends it.
 	if pf.opts.NodePassword == "" {
@@ -330,19 +347,12 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		nln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			ln.Close()
-			stopNodes()
-			for _, n := range nodes {
-				n.Close()
-			}
-			wg.Wait()
-			fmt.Fprintf(stderr, "shardgate up: node %d: %v\n", i, err)
-			return 1
+			return failed(fmt.Errorf("node %d: %w", i, err), 1)
 		}
 		srv, err := node.New(node.Options{Addr: nln.Addr().String(), RequirePass: pf.opts.NodePassword, Logger: log.With("node", i)})
 		if err != nil {
-			fmt.Fprintf(stderr, "shardgate up: %v\n", err)
-			return 1
+			nln.Close()
+			return failed(err, 1)
 		}
 		nodes = append(nodes, srv)
 		addrs = append(addrs, nln.Addr().String())
@@ -359,15 +369,13 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	topo, err := proxy.NewStaticTopology(addrs)
 	if err != nil {
-		fmt.Fprintf(stderr, "shardgate up: %v\n", err)
-		return 1
+		return failed(err, 1)
 	}
 	pf.opts.Topology = topo
 	pf.opts.Logger = log.With("role", "proxy")
 	px, err := proxy.New(pf.opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "shardgate up: %s\n", strings.TrimPrefix(err.Error(), "proxy: "))
-		return newExit(err)
+		return failed(err, newExit(err))
 	}
 	// The banner comes after every node's "listening" line (their
 	// listeners already take connections), unless one failed to start.

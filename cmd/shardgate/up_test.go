@@ -163,6 +163,30 @@ func TestUpRefusesClusterFlags(t *testing.T) {
 	}
 }
 
+// TestUpChecksProxyFlagsFirst: a proxy option the proxy would refuse is
+// a usage error before any node starts, so nothing is left listening and
+// no node logs that it is.
+func TestUpChecksProxyFlagsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--segment-keys", "a["}, "--segment-keys"},
+		{[]string{"--segment-keys", ""}, "--segment-keys"},
+		{[]string{"--segment-bits", "4097"}, "power of two"},
+	} {
+		var out, errOut syncBuffer
+		args := append([]string{"--addr", "127.0.0.1:0"}, tc.args...)
+		rc := runUp(context.Background(), args, &out, &errOut)
+		if rc != 2 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("up %q: rc %d, stderr %s", tc.args, rc, errOut.String())
+		}
+		if strings.Contains(errOut.String(), "listening") {
+			t.Errorf("up %q started something before refusing its flags: %s", tc.args, errOut.String())
+		}
+	}
+}
+
 // TestRedisCLICommand: the hint `up` prints connects to the proxy's
 // address, wherever it listens.
 func TestRedisCLICommand(t *testing.T) {
