@@ -329,7 +329,7 @@ func (c *client) returnPopped(n int, cmd *slots.Command, args [][]byte, reply []
 		if !ok || nk < 1 || 3+nk >= int64(len(args)) {
 			return
 		}
-		front = slots.EqualFold("left", args[3+nk])
+		front = slots.EqualFold("left", slots.CString(args[3+nk]))
 		for _, e := range v.Elems[1].Elems {
 			elems = append(elems, e.Str)
 		}

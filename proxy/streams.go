@@ -34,7 +34,7 @@ func parseXRead(group bool, args [][]byte) xreadOpts {
 	var o xreadOpts
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
-		a := args[i]
+		a := slots.CString(args[i]) // a C string to Redis's strcasecmp
 		switch {
 		case more > 0 && slots.EqualFold("block", a):
 			i++
@@ -94,7 +94,7 @@ func xreadWithoutBlock(cmd *slots.Command, args [][]byte) [][]byte {
 	}
 	if !group {
 		for _, id := range args[(len(args)+o.streams+1)/2:] {
-			if len(id) == 1 && id[0] == '$' {
+			if isDollar(id) {
 				return nil
 			}
 		}
@@ -102,6 +102,13 @@ func xreadWithoutBlock(cmd *slots.Command, args [][]byte) [][]byte {
 	fast := make([][]byte, 0, len(args)-2)
 	fast = append(fast, args[:o.block-1]...)
 	return append(fast, args[o.block+1:]...)
+}
+
+// isDollar reports whether an XREAD id is '$', which Redis compares as a
+// C string: "$\x00..." is '$' too.
+func isDollar(id []byte) bool {
+	id = slots.CString(id)
+	return len(id) == 1 && id[0] == '$'
 }
 
 // lastIDsForDollar returns a blocking XREAD's arguments with each '$' id
@@ -127,7 +134,7 @@ func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
 	var cmds [][][]byte
 	var at []int
 	for i := first; i < len(args); i++ {
-		if len(args[i]) == 1 && args[i][0] == '$' {
+		if isDollar(args[i]) {
 			key := args[o.streams+1+i-first]
 			cmds = append(cmds, c.srv.unlogged([][]byte{[]byte("XINFO"), []byte("STREAM"), key}))
 			nodes = append(nodes, n)

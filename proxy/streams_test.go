@@ -710,3 +710,30 @@ func TestStreamXReadDollarOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamBlockingOptionWordsAsCStrings: Redis reads XREAD's option
+// words and the '$' id as C strings, so "BLOCK\x00z" blocks. The proxy
+// must see the same, or it sends a blocking read down the connection it
+// shares with other clients, whose commands (here the XADD that should
+// wake the reader) then queue behind it until it times out.
+func TestStreamBlockingOptionWordsAsCStrings(t *testing.T) {
+	forStreamBackends(t, func(t *testing.T, e *blockEnv) {
+		for _, args := range [][]string{
+			{"XREAD", "BLOCK\x00z", "2000", "STREAMS", "s", "$"},
+			{"XREAD", "count\x00", "5", "BLOCK", "2000", "STREAMS\x00", "s", "$\x00z"},
+			{"XREADGROUP", "GROUP\x00", "g", "c", "BLOCK\x00", "2000", "NOACK\x00", "STREAMS", "s", ">"},
+		} {
+			a := dial(t, e.addr, 2)
+			b := dial(t, e.addr, 2)
+			do(t, b, "DEL", "s")
+			want(t, "XGROUP CREATE", do(t, b, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"), difftest.Simple("OK"))
+			send(t, a, args...)
+			got := receiveAsync(a)
+			waitBlocked(t, e.nodeOf("s").Addr, 1)
+			do(t, b, "XADD", "s", "9-0", "f", "9")
+			want(t, fmt.Sprintf("%q", args), recvWithin(t, "XREAD", got, promptly), xread(2, "s", xentry("9-0", "f", "9")))
+			a.Close()
+			b.Close()
+		}
+	})
+}
