@@ -86,7 +86,7 @@ func (s *Server) cmdBlmpop(c *client, args [][]byte) {
 	}
 	count := int64(-1)
 	for j := whereIdx + 1; j < len(args); j++ {
-		if count == -1 && equalFoldASCII(args[j], "count") && j < len(args)-1 {
+		if count == -1 && equalFoldASCII(slots.CString(args[j]), "count") && j < len(args)-1 {
 			j++
 			n, ok := resp.ParseInt(args[j])
 			if !ok || n < 1 {
@@ -111,7 +111,9 @@ func (s *Server) cmdBlmpop(c *client, args [][]byte) {
 	s.block(c, &blockReq{op: opMpop, keys: args[3:whereIdx], front: front, count: int(min(count, 1<<62)), timeoutMs: ms})
 }
 
+// parseLeftRight reads LEFT or RIGHT as Redis does, as a C string.
 func parseLeftRight(b []byte) (front, ok bool) {
+	b = slots.CString(b)
 	switch {
 	case equalFoldASCII(b, "left"):
 		return true, true

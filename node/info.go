@@ -11,6 +11,7 @@ import (
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/node/aof"
 	"github.com/shardgate/shardgate/node/engine"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // INFO [section ...], with Redis 7.0's section and field names and
@@ -71,7 +72,7 @@ func (s *Server) cmdInfo(c *client, args [][]byte) {
 	all := false
 	deflt := len(args) == 1
 	for _, a := range args[1:] {
-		name := strings.ToLower(string(a))
+		name := strings.ToLower(string(slots.CString(a))) // Redis: sdsnew(argv[i]->ptr)
 		switch name {
 		case "all", "everything":
 			all = true

@@ -366,6 +366,10 @@ func TestInfoSections(t *testing.T) {
 	if v := do(t, c, "INFO", "clients"); strings.Contains(v.Text(), "# Server") || !strings.Contains(v.Text(), "# Clients") {
 		t.Errorf("INFO clients: %s", v.Text())
 	}
+	// A section name is read up to its first NUL, as Redis's sdsnew does.
+	if v := do(t, c, "INFO", "CLIENTS\x00z"); !strings.HasPrefix(v.Text(), "# Clients\r\n") || strings.Contains(v.Text(), "# Server") {
+		t.Errorf("INFO CLIENTS\\x00z: %s", v.Text())
+	}
 	// Memory comes after Clients, as in Redis, and is the nodes': these
 	// three run in this test's process and each reports all of it, which
 	// the proxy counts once.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shardgate/shardgate/internal/redisinfo"
+	"github.com/shardgate/shardgate/slots"
 )
 
 // INFO [section ...] on the proxy: Redis's section and field names where
@@ -69,7 +70,7 @@ func cmdInfo(c *client, args [][]byte) {
 	all := false
 	deflt := len(args) == 1
 	for _, a := range args[1:] {
-		switch name := strings.ToLower(string(a)); name {
+		switch name := strings.ToLower(string(slots.CString(a))); name {
 		case "all", "everything":
 			all = true
 		case "default":

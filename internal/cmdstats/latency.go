@@ -59,7 +59,7 @@ func (t *Table) Latency(w *resp.Writer, args [][]byte) {
 	case "doctor":
 		w.Verbatim(latencyDoctorOff)
 	case "graph":
-		w.Error(fmt.Sprintf("ERR No samples available for event '%s'", args[2]))
+		w.Error(fmt.Sprintf("ERR No samples available for event '%s'", resp.CString(args[2], len(args[2])))) // Redis's %s
 	case "histogram":
 		t.writeHistograms(w, args[2:])
 	default: // help

@@ -55,7 +55,11 @@ func (t Table) Get(w *resp.Writer, patterns [][]byte) {
 	seen := map[*Param]bool{}
 	for _, a := range patterns {
 		pat := string(a)
-		if !strings.ContainsAny(pat, "[*?") {
+		// Redis looks for glob characters, and matches a glob, in the
+		// pattern as a C string: "maxc*\x00z" is "maxc*". An exact name
+		// is looked up whole, so one with a NUL matches nothing.
+		cpat := resp.CString(a, len(a))
+		if !bytes.ContainsAny(cpat, "[*?") {
 			if p := t.Lookup(pat); p != nil && !seen[p] {
 				seen[p] = true
 				out = append(out, match{pat, p.Get()})
@@ -64,7 +68,7 @@ func (t Table) Get(w *resp.Writer, patterns [][]byte) {
 		}
 		// Names are lower case, so a lower-cased pattern matches them
 		// the way Redis's case-insensitive stringmatch does.
-		lp := bytes.ToLower(a)
+		lp := bytes.ToLower(cpat)
 		for i := range t {
 			p := &t[i]
 			if !seen[p] && !p.Hidden && glob.MatchString(lp, p.Name) {
