@@ -297,6 +297,9 @@ func (s *Server) runData(c *client, r *route, ctx *engine.Ctx, slot int) {
 	}
 	defer s.recoverCommand(c, r, c.w.Len())
 	r.data(ctx)
+	if ctx.Propagate && slot >= 0 && !r.cmd.Has(slots.FlagWrite) {
+		s.markChanged(slot, r.cmd, ctx.Args)
+	}
 	if r.cmd.Has(slots.FlagWrite) || ctx.Propagate {
 		s.logCommand(c, slot, ctx.Now, ctx.Args) // before the waiters it feeds log their pops
 	}

@@ -131,8 +131,18 @@ func (s *Server) markKeys(slot int, cmd *slots.Command, args [][]byte) {
 		}
 		return
 	}
+	if cmd.Has(slots.FlagWrite) {
+		s.markChanged(slot, cmd, args)
+	}
+}
+
+// markChanged records the keys of a command that changed them in slot: a
+// write, or a read that did (PFCOUNT storing the count it computed in
+// the HyperLogLog, engine.Ctx.Propagate), which a migration must send
+// again as it would a write; the caller holds the slot's shard.
+func (s *Server) markChanged(slot int, cmd *slots.Command, args [][]byte) {
 	t := s.gate.track(slot)
-	if t == nil || !cmd.Has(slots.FlagWrite) {
+	if t == nil {
 		return
 	}
 	var buf [8]int

@@ -316,6 +316,9 @@ func (s *Server) cmdExec(c *client, args [][]byte) {
 		mark := c.w.Len()
 		s.runTxData(c, q)
 		suppressed(mark)
+		if c.ctx.Propagate && q.slot >= 0 && !q.route.cmd.Has(slots.FlagWrite) {
+			s.markChanged(q.slot, q.route.cmd, q.args)
+		}
 		if q.route.cmd.Has(slots.FlagWrite) || c.ctx.Propagate {
 			s.logCommand(c, q.slot, now, q.args)
 		}
