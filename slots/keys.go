@@ -144,8 +144,11 @@ func findKeyword(args [][]byte, kw string, startFrom int) int {
 	return 0
 }
 
-// equalFoldUpper compares an upper-case ASCII keyword with b, ignoring case.
+// equalFoldUpper compares an upper-case ASCII keyword with b, ignoring
+// case, reading b as Redis's strcasecmp does: up to its first NUL, so
+// "STORE\x00x" is STORE (and SORT stores into the key after it).
 func equalFoldUpper(upper string, b []byte) bool {
+	b = cString(b)
 	if len(upper) != len(b) {
 		return false
 	}

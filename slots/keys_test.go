@@ -93,6 +93,16 @@ var keyIndexCases = []struct {
 	{"GEORADIUSBYMEMBER k store 1 km", []int{1}},
 	{"OBJECT ENCODING k", []int{2}},
 	{"PING", nil},
+	// Keywords are C strings to Redis's strcasecmp: up to the first NUL.
+	{"SORT k STORE\x00 d", []int{1, 3}},
+	{"SORT k GET\x00x # STORE d", []int{1, 5}},
+	{"SORT k GET\x00x # STORE\x00y d", []int{1, 5}},
+	{"SORT k GET\x00x STORE d", []int{1}},
+	{"MIGRATE h 1 \"\" 0 5 KEYS\x00 a b", []int{7, 8}},
+	{"MIGRATE h 1 \"\" 0 5 AUTH\x00 pw KEYS a", []int{9}},
+	{"GEORADIUS k 0 0 1 km STORE\x00z d", []int{1, 7}},
+	{"GEORADIUSBYMEMBER k m 1 km STOREDIST\x00 d", []int{1, 6}},
+	{"XREAD COUNT\x00 2 STREAMS\x00x s1 0", []int{4}},
 }
 
 func TestKeyIndexesCases(t *testing.T) {
@@ -206,6 +216,9 @@ func randomArgs(rng *rand.Rand, c *Command) [][]byte {
 			a = tokens[rng.IntN(len(tokens))]
 			if rng.IntN(2) == 0 {
 				a = strings.ToLower(a)
+			}
+			if rng.IntN(8) == 0 {
+				a += "\x00x" // still the keyword to Redis's strcasecmp
 			}
 		case r < 6:
 			a = numbers[rng.IntN(len(numbers))]
