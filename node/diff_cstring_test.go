@@ -31,6 +31,8 @@ func TestDiffOptionsAsCStrings(t *testing.T) {
 		cs("BLMOVE", "{t}l", "{t}l", "left\x00z", "RIGHT\x00", "0"), cs("BLMPOP", "0", "1", "{t}l", "left\x00", "count\x00z", "2"),
 		cs("BLMOVE", "{t}none", "{t}l", "LEFT\x00", "right", "0.01"), cs("BLMPOP", "0.01", "1", "{t}none", "RIGHT\x00", "COUNT", "-2"),
 		cs("BLMOVE", "{t}a", "{t}l", "LEFT\x00", "right", "0.01"),
+		cs("SORT", "{t}l", "ALPHA", "STORE\x00", "{u}d"), cs("SORT", "{t}l", "ALPHA", "store\x00z", "{t}d"), cs("LRANGE", "{t}d", "0", "-1"),
+		cs("SORT", "{t}l", "GET\x00", "#", "ALPHA", "STORE\x00", "{t}d"), cs("COMMAND", "GETKEYS", "SORT", "{t}l", "STORE\x00", "{u}d"),
 		cs("BITOP", "AND\x00", "{t}d", "{t}a"), cs("BITCOUNT", "{t}a", "0", "-1", "BIT\x00"),
 		cs("BITFIELD", "{t}a", "OVERFLOW", "SAT\x00", "INCRBY", "u8", "0", "1"),
 		cs("XADD", "{t}s", "MAXLEN\x00", "~", "10", "1-1", "f", "v"), cs("XRANGE", "{t}s", "-", "+", "COUNT\x00", "1"),
