@@ -263,7 +263,7 @@ func lookupCommandName(name []byte) *slots.Command {
 
 func aclCategory(name []byte) (slots.ACLCategory, bool) {
 	for _, a := range slots.ACLNames {
-		if strings.EqualFold(a.Name, string(name)) {
+		if strings.EqualFold(a.Name, string(slots.CString(name))) { // strcasecmp, as Redis
 			return a.Cat, true
 		}
 	}

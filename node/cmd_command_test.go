@@ -252,7 +252,7 @@ func TestCommandListAndCount(t *testing.T) {
 	if len(all.Elems) != len(slots.All()) {
 		t.Errorf("COMMAND returned %d entries, want %d", len(all.Elems), len(slots.All()))
 	}
-	for _, filter := range [][]string{nil, {"FILTERBY", "ACLCAT", "dangerous"}, {"FILTERBY", "PATTERN", "C*"}, {"FILTERBY", "PATTERN", "*|*"}} {
+	for _, filter := range [][]string{nil, {"FILTERBY", "ACLCAT", "dangerous"}, {"FILTERBY", "ACLCAT", "Stream\x00z"}, {"FILTERBY", "PATTERN", "C*"}, {"FILTERBY", "PATTERN", "*|*"}} {
 		args := append([]string{"COMMAND", "LIST"}, filter...)
 		a, b := p.Both(t, args...)
 		redisNames := map[string]bool{}

@@ -371,3 +371,29 @@ func TestSegmentedSetbitIndexNodeDown(t *testing.T) {
 		t.Errorf("GETBIT after DEL: %v, want 0: DEL left the unindexed segment behind", v)
 	}
 }
+
+// TestSegmentedOptionWordsAsCStrings: BITCOUNT's and BITPOS's BIT and
+// BITOP's operation are read up to the first NUL, as Redis's strcasecmp
+// reads them, on segmented keys as on plain ones.
+func TestSegmentedOptionWordsAsCStrings(t *testing.T) {
+	cl := proxytest.Start(t, 3, proxy.Options{SegmentKeys: []string{"dau:*"}})
+	c := dial(t, cl.Addr, 2)
+	do(t, c, "SETBIT", "dau:a", "3", "1")
+	do(t, c, "SETBIT", "dau:a", "20", "1")
+	do(t, c, "SETBIT", "dau:b", "5", "1")
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"BITCOUNT", "dau:a", "0", "5", "BIT\x00"}, 1},
+		{[]string{"BITCOUNT", "dau:a", "0", "5", "bit\x00z"}, 1},
+		{[]string{"BITPOS", "dau:a", "1", "4", "30", "BIT\x00"}, 20},
+		{[]string{"BITOP", "AND\x00", "dau:c", "dau:a", "dau:b"}, 3},
+		{[]string{"BITOP", "or\x00x", "dau:d", "dau:a", "dau:b"}, 3},
+		{[]string{"BITCOUNT", "dau:d"}, 3},
+	} {
+		if v := do(t, c, tc.args...); v.Kind != ':' || v.Int != tc.want {
+			t.Errorf("%q: %v, want %d", tc.args, v, tc.want)
+		}
+	}
+}

@@ -32,6 +32,7 @@ func MonitorScenario(t *testing.T, p *Pair, proto int) {
 		{[]string{"AUTH", "pw"}, true},            // redacted
 		{[]string{"AUTH", "a", "b", "c"}, true},   // a syntax error: shown as sent
 		{[]string{"HELLO", "3", "AUTH", "default", "pw"}, true},
+		{[]string{"HELLO", "3", "auth\x00z", "default", "pw"}, true}, // strcasecmp: redacted too
 		{[]string{"HELLO", "9"}, true},
 		{[]string{"CONFIG", "GET", "maxmemory"}, false}, // admin
 		{[]string{"CLIENT", "LIST"}, false},             // admin

@@ -37,10 +37,10 @@ func Hidden(cmd *slots.Command, args [][]byte) func(i int) bool {
 		for j := 2; j < len(args); j++ {
 			more := len(args) - 1 - j
 			switch {
-			case slots.EqualFold("auth", args[j]) && more >= 2:
+			case slots.EqualFold("auth", slots.CString(args[j])) && more >= 2: // strcasecmp, as Redis
 				hide[j+1], hide[j+2] = true, true
 				j += 2
-			case slots.EqualFold("setname", args[j]) && more >= 1:
+			case slots.EqualFold("setname", slots.CString(args[j])) && more >= 1:
 				j++
 			default:
 				return func(i int) bool { return hide[i] }

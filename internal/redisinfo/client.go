@@ -107,7 +107,7 @@ type KillFilter struct {
 func ParseKill(args [][]byte) (f KillFilter, errMsg string) {
 	f.Type, f.SkipMe = AnyType, true
 	if len(args) == 3 {
-		f.OldForm, f.Addr, f.SkipMe = true, args[2], false
+		f.OldForm, f.Addr, f.SkipMe = true, slots.CString(args[2]), false // strcmp, as Redis
 		return f, ""
 	}
 	for i := 2; i < len(args); i += 2 {
@@ -129,9 +129,9 @@ func ParseKill(args [][]byte) (f KillFilter, errMsg string) {
 			}
 			f.Type = t
 		case slots.EqualFold("addr", slots.CString(opt)):
-			f.Addr = val
+			f.Addr = slots.CString(val)
 		case slots.EqualFold("laddr", slots.CString(opt)):
-			f.LAddr = val
+			f.LAddr = slots.CString(val)
 		case slots.EqualFold("user", slots.CString(opt)):
 			if string(val) != "default" {
 				return f, fmt.Sprintf(resp.ErrNoSuchUser, slots.CString(val))

@@ -43,3 +43,33 @@ func TestLineSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestKillFilterAddrAsCString: Redis compares CLIENT KILL's addresses with
+// strcmp, so an address followed by a NUL and anything still names the
+// client, in the old form and with ADDR and LADDR.
+func TestKillFilterAddrAsCString(t *testing.T) {
+	const raddr, laddr = "127.0.0.1:5000", "127.0.0.1:6379"
+	for _, tc := range []struct {
+		args  []string
+		match bool
+	}{
+		{[]string{"CLIENT", "KILL", raddr + "\x00z"}, true},
+		{[]string{"CLIENT", "KILL", "ADDR", raddr + "\x00", "SKIPME", "no"}, true},
+		{[]string{"CLIENT", "KILL", "LADDR", laddr + "\x00z", "SKIPME", "no"}, true},
+		{[]string{"CLIENT", "KILL", "addr\x00", raddr}, true},
+		{[]string{"CLIENT", "KILL", "ADDR", "127.0.0.1:500\x000"}, false},
+		{[]string{"CLIENT", "KILL", "\x00" + raddr}, false},
+	} {
+		var args [][]byte
+		for _, a := range tc.args {
+			args = append(args, []byte(a))
+		}
+		f, errMsg := ParseKill(args)
+		if errMsg != "" {
+			t.Fatalf("%q: %s", tc.args, errMsg)
+		}
+		if got := f.Match(7, raddr, laddr, Normal, false); got != tc.match {
+			t.Errorf("%q matches %s: %v, want %v", tc.args, raddr, got, tc.match)
+		}
+	}
+}

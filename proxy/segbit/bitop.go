@@ -34,7 +34,7 @@ func (h *Handler) bitop(ctx context.Context, b Backend, args [][]byte, plain fun
 	}
 	var op string
 	for _, o := range []string{"AND", "OR", "XOR", "NOT"} {
-		if strings.EqualFold(string(args[1]), o) {
+		if strings.EqualFold(string(resp.CString(args[1], len(args[1]))), o) { // strcasecmp, as Redis
 			op = o
 		}
 	}

@@ -436,6 +436,7 @@ func parseInt(b []byte) (int64, error) {
 
 // parseUnit parses BYTE or BIT.
 func parseUnit(b []byte) (isBit bool, err error) {
+	b = resp.CString(b, len(b)) // strcasecmp, as Redis
 	switch {
 	case strings.EqualFold(string(b), "BIT"):
 		return true, nil
