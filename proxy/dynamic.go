@@ -66,6 +66,11 @@ type routing struct {
 	// unowned counts the slots whose owner is noOwner (nobody serves
 	// them): for someDown, as a dead node's.
 	unowned atomic.Int32
+	// unreached counts the unowned slots that a member of the view
+	// claims: a member whose address this proxy has never learned (one
+	// that died before the proxy started), whose keys a command that
+	// needs every node cannot reach.
+	unreached atomic.Int32
 
 	mu     sync.Mutex
 	byAddr map[string]int       // pool number by address

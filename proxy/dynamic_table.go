@@ -136,7 +136,7 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 		}
 	}
 	owned := map[int32]bool{}
-	unowned := 0
+	unowned, unreached := 0, 0
 	for s := range slots.Count {
 		c := t.slots[s]
 		n := int32(noOwner)
@@ -177,13 +177,18 @@ func (r *routing) applyTableAt(t *clusterTable, now time.Time) {
 			}
 		}
 		r.owner[s].Store(n)
-		if n >= 0 {
+		switch {
+		case n >= 0:
 			owned[n] = true
-		} else {
+		case c.member >= 0:
+			unreached++
+			fallthrough
+		default:
 			unowned++
 		}
 	}
 	r.unowned.Store(int32(unowned))
+	r.unreached.Store(int32(unreached))
 	for i, p := range r.all() {
 		p.ownsSlots.Store(owned[int32(i)])
 		st, member := want[i]

@@ -538,3 +538,48 @@ func TestClusterSlotlessNodeDown(t *testing.T) {
 		t.Errorf("DBSIZE after FLUSHALL: %v", v)
 	}
 }
+
+// TestClusterOwnerWithoutAddress: a proxy that starts after a node died
+// may learn the dead member's slots but never its address, so it has no
+// backend to send them to. The commands that need every node must then
+// refuse, as for a dead node it knows, not answer for the others' keys
+// alone: a FLUSHALL that said OK kept that node's keys.
+func TestClusterOwnerWithoutAddress(t *testing.T) {
+	e := &viewEnv{self: proxytest.ID(100)}
+	for i := range 3 {
+		_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+		e.nodes = append(e.nodes, addr)
+		e.ids = append(e.ids, proxytest.ID(i+1))
+	}
+	tab := e.thirds()
+	live := e.nodes[1]
+	e.nodes[1] = "" // known by id and slots only
+	e.src = proxytest.NewSource(e.view(&tab, map[int]cluster.State{1: cluster.StateDead}))
+	var addr string
+	_, addr, _ = proxytest.StartProxy(t, proxy.Options{Cluster: e.src})
+	c := dial(t, addr, 2)
+	kept := keyIn("a", 0, 5000)
+	if v := do(t, c, "SET", kept, "v"); v.Text() != "OK" {
+		t.Fatalf("SET on a live node's slot: %v", v)
+	}
+	for _, args := range [][]string{{"INFO", "keyspace"}, {"DBSIZE"}, {"KEYS", "*"}, {"RANDOMKEY"}, {"FLUSHALL"}, {"FLUSHDB"}} {
+		v := do(t, c, args...)
+		if args[0] == "INFO" {
+			// INFO answers, without a keyspace total it cannot know.
+			if strings.Contains(v.Text(), "db0:keys=1,") {
+				t.Errorf("INFO keyspace counts the live nodes' keys alone: %q", v.Text())
+			}
+			continue
+		}
+		if v.Text() != resp.ErrClusterDownSlot {
+			t.Errorf("%q with an owner the proxy cannot reach: %v, want %q", args, v, resp.ErrClusterDownSlot)
+		}
+	}
+	if !on(t, e.nodes[0], kept) {
+		t.Errorf("FLUSHALL refused, yet the live node's key is gone")
+	}
+	// The address arrives: everything answers again.
+	e.nodes[1] = live
+	e.src.Set(e.view(&tab, nil))
+	waitFor(t, "DBSIZE to answer", promptly, func() bool { return do(t, c, "DBSIZE").Int == 1 })
+}

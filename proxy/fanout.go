@@ -75,6 +75,13 @@ func (c *client) toAllUnlogged(args [][]byte) fanout {
 func (c *client) toNodes(args [][]byte, logFirst bool) fanout {
 	pools := c.srv.route.all()
 	f := fanout{reqs: make([]*request, 0, len(pools)), nodes: make([]int, 0, len(pools))}
+	if c.srv.route.unreached.Load() > 0 {
+		// Some slots' owner has no pool to send to: the command would
+		// answer for part of the keys only.
+		f.reqs = append(f.reqs, c.forward(noOwner, args))
+		f.nodes = append(f.nodes, noOwner)
+		return f
+	}
 	var unlogged [][]byte
 	for i, p := range pools {
 		if !p.neededByAll() {
@@ -229,6 +236,12 @@ func cmdFlush(c *client, args [][]byte) {
 // cannot: run on the others only, it would change part of the cluster and
 // still answer an error.
 func (c *client) refusedNodeDown() bool {
+	if c.srv.route.unreached.Load() > 0 {
+		r := c.newRequest()
+		r.preset(resp.ErrClusterDownSlot) // an owner with no address: see toNodes
+		c.addReq(r)
+		return true
+	}
 	for _, p := range c.srv.route.all() {
 		if p.getState() == poolRetired || !p.ownsSlots.Load() {
 			continue
