@@ -171,6 +171,41 @@ func percent(v string) (int64, bool) {
 	return n, ok && n >= 0
 }
 
+// redisValue is a CONFIG SET value of the parameter name (lower case) as
+// Redis's parser for it reads the argument: up to its first NUL for the
+// yes/no, enum and memory parameters (strcasecmp, memtoull) and for those
+// parsed word by word or character by character, whole for integers
+// (string2ll over the argument's length) and strings.
+func redisValue(name string, raw []byte) string {
+	cut := false
+	switch name {
+	case "save", "client-output-buffer-limit", "notify-keyspace-events", "oom-score-adj-values", "cluster-announce-hostname":
+		cut = true
+	default:
+		if r, ok := ruleOf(name); ok {
+			cut = r.kind == kindBool || r.kind == kindEnum || r.kind == kindMemory
+		}
+	}
+	if cut {
+		raw = resp.CString(raw, len(raw))
+	}
+	return string(raw)
+}
+
+// ruleOf is the value rule of the parameter name (lower case), hidden ones
+// included.
+func ruleOf(name string) (valueRule, bool) {
+	if r, ok := redisValueRules[name]; ok {
+		return r, true
+	}
+	for _, d := range redisHidden {
+		if d.name == name {
+			return d.rule, true
+		}
+	}
+	return valueRule{}, false
+}
+
 // redisValueReason is the reason Redis 7.0.15 gives for a bad value of a
 // parameter it can change at run time and a server here keeps fixed, or
 // "" when Redis would take the value: a value Redis rejects gets Redis's
@@ -197,13 +232,8 @@ func redisValueReason(name, v string) string {
 		}
 		return ""
 	}
-	if r, ok := redisValueRules[name]; ok {
+	if r, ok := ruleOf(name); ok {
 		return r.reason(v)
-	}
-	for _, d := range redisHidden {
-		if d.name == name {
-			return d.rule.reason(v)
-		}
 	}
 	return ""
 }

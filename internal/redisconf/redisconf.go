@@ -143,8 +143,10 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 	// Redis's reason before this server's own refusal of a change it
 	// cannot make to an earlier parameter.
 	applies := make([]func(), n)
+	values := make([]string, n)
 	for i, p := range params {
-		value := string(pairs[2*i+1])
+		value := redisValue(keys[i], pairs[2*i+1])
+		values[i] = value
 		if p == nil || p.Check == nil {
 			if reason := redisValueReason(keys[i], value); reason != "" {
 				w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], reason))
@@ -165,7 +167,7 @@ func (t Table) Set(w *resp.Writer, pairs [][]byte) {
 			continue
 		}
 		// Redis could change it; this server keeps the value it has.
-		if p == nil || !sameValue(keys[i], string(pairs[2*i+1]), p.Get()) {
+		if p == nil || !sameValue(keys[i], values[i], p.Get()) {
 			w.Error(fmt.Sprintf(resp.ErrConfigSetFailed, keys[i], resp.ConfigReasonImmutable))
 			return
 		}
@@ -276,8 +278,12 @@ func ParseMemory(s string) (uint64, bool) {
 // MemToULL reads a memory value exactly as Redis 7.0's memtoull, which
 // CONFIG SET uses: up to 127 digits, then an optional unit as ParseMemory
 // takes; no digits at all read as 0 ("", "mb"), digits past 2^64-1 as
-// 2^64-1, and the product with the unit wraps around 2^64.
+// 2^64-1, and the product with the unit wraps around 2^64. s is a C
+// string to memtoull: it ends at its first NUL.
 func MemToULL(s string) (uint64, bool) {
+	if j := strings.IndexByte(s, 0); j >= 0 {
+		s = s[:j]
+	}
 	i := 0
 	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
 		i++
