@@ -1,8 +1,6 @@
 package node
 
 import (
-	"runtime/debug"
-
 	"github.com/shardgate/shardgate/internal/redisinfo"
 	"github.com/shardgate/shardgate/node/engine"
 )
@@ -15,9 +13,13 @@ func registerMemoryCmds(s *Server, h map[string]func(c *client, args [][]byte)) 
 	h["memory|stats"] = s.cmdMemoryStats
 	h["memory|doctor"] = func(c *client, _ [][]byte) { c.w.Verbatim(redisinfo.MemoryDoctor(s.memory())) }
 	// PURGE: Go's nearest to jemalloc's purge of dirty pages is a
-	// collection that returns the freed memory to the OS.
+	// collection that returns the freed memory to the OS. It runs in the
+	// background (the reclaimer's, spaced as its own): inline, a
+	// collection of a big heap held every command queued behind it,
+	// through a proxy those of every client of the node, for as long as
+	// it took (0.3 s with 3M keys) and again at the next PURGE.
 	h["memory|purge"] = func(c *client, _ [][]byte) {
-		debug.FreeOSMemory()
+		s.reclaim.Now()
 		c.w.OK()
 	}
 	h["memory|malloc-stats"] = func(c *client, _ [][]byte) { c.w.BulkString(redisinfo.MallocStatsNone) }
