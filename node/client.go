@@ -147,6 +147,8 @@ type client struct {
 	// slowlogMicros: SLOWLOG GET gives each entry's time in microseconds
 	// too. Both set by a proxy's SHARDGATE wrappers (proxycmds.go).
 	unlogged, slowlogMicros bool
+	// brief: the command runs with engine.Ctx.Brief (SHARDGATE BRIEF).
+	brief bool
 	// monitor is set by MONITOR (monitor.go).
 	monitor bool
 

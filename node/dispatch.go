@@ -245,7 +245,7 @@ func (s *Server) runCommand(c *client, r *route, args [][]byte, slot int) {
 	// The context lives in the client so that a command allocates nothing.
 	// Field by field: a whole-struct store costs a bulk write barrier.
 	ctx := &c.ctx
-	ctx.KS, ctx.Args, ctx.W, ctx.Now, ctx.Shard, ctx.Exclusive, ctx.Propagate = s.ks, args, &c.w, c.nowMs, nil, false, false
+	ctx.KS, ctx.Args, ctx.W, ctx.Now, ctx.Shard, ctx.Exclusive, ctx.Propagate, ctx.Brief = s.ks, args, &c.w, c.nowMs, nil, false, false, c.brief
 	s.runData(c, r, ctx, slot)
 	ctx.Args, ctx.Shard = nil, nil
 }

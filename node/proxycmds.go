@@ -20,6 +20,11 @@ import (
 //     time in microseconds as a seventh element, by which a proxy merges
 //     its nodes' logs newest first (Redis's seconds would leave the
 //     commands of one second in node order).
+//   - SHARDGATE BRIEF command ...: runs the command leaving out what a
+//     proxy does not read (XINFO STREAM's first and last entries, nil in
+//     their place): a proxy resolving a blocking XREAD's '$' reads only
+//     the stream's last generated id, and the entries may be megabytes
+//     that every client sharing the connection would wait behind.
 //   - SHARDGATE SLOT slot command ...: runs the command if this node
 //     serves the slot, else answers the slot's redirection (MOVED,
 //     TRYAGAIN while a migration fences it, CLUSTERDOWN), as for a
@@ -44,12 +49,18 @@ func proxyCommand(args [][]byte) func(s *Server, c *client, args [][]byte) {
 		return (*Server).cmdMicros
 	case equalFoldASCII(args[1], "slot"):
 		return (*Server).cmdSlotBound
+	case equalFoldASCII(args[1], "brief"):
+		return (*Server).cmdBrief
 	}
 	return nil
 }
 
 func (s *Server) cmdUnlogged(c *client, args [][]byte) {
 	s.runWith(c, args, "shardgate|unlogged", &c.unlogged)
+}
+
+func (s *Server) cmdBrief(c *client, args [][]byte) {
+	s.runWith(c, args, "shardgate|brief", &c.brief)
 }
 
 func (s *Server) cmdMicros(c *client, args [][]byte) {

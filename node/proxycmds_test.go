@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardgate/shardgate/internal/difftest"
 	"github.com/shardgate/shardgate/node"
 	"github.com/shardgate/shardgate/node/nodetest"
 )
@@ -75,4 +76,42 @@ func TestSlotBoundWrapper(t *testing.T) {
 	expect(`error:"MOVED 150 127.0.0.1:2"`, "SHARDGATE", "SLOT", "150", "SCAN", "82463372083200")
 	expect(`error:"CLUSTERDOWN Hash slot not served"`, "SHARDGATE", "SLOT", "300", "SCAN", "0")
 	expect(`array[bulk:"0", array[]]`, "SHARDGATE", "SLOT", "5", "SCAN", "0")
+}
+
+// TestBriefWrapper: SHARDGATE BRIEF XINFO STREAM answers every field as
+// XINFO STREAM does but the first and last entries, nil in their place
+// (a proxy reads the ids only); errors are XINFO STREAM's.
+func TestBriefWrapper(t *testing.T) {
+	_, addr, _ := nodetest.Start(t, node.Options{}, nil)
+	c := dialDiff(t, addr)
+	expect := replyChecker(t, c)
+	expect(`error:"ERR wrong number of arguments for 'shardgate|brief' command"`, "SHARDGATE", "BRIEF")
+	expect(`error:"ERR no such key"`, "SHARDGATE", "BRIEF", "XINFO", "STREAM", "s")
+	expect(`bulk:"1-1"`, "XADD", "s", "1-1", "f", "a big value")
+	expect(`bulk:"2-1"`, "XADD", "s", "2-1", "f", "another")
+	full, err := c.DoStrings("XINFO", "STREAM", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	brief, err := c.DoStrings("SHARDGATE", "brief", "XINFO", "STREAM", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Elems) != 20 || len(brief.Elems) != len(full.Elems) {
+		t.Fatalf("XINFO STREAM %v\nbrief %v", full, brief)
+	}
+	for i := 0; i < len(full.Elems); i += 2 {
+		name := string(full.Elems[i].Str)
+		f, b := full.Elems[i+1].String(), brief.Elems[i+1].String()
+		switch name {
+		case "first-entry", "last-entry":
+			if k := brief.Elems[i+1].Kind; k != difftest.NullBulk && k != difftest.Null || f == b {
+				t.Errorf("brief %s: %s (full: %s), want nil", name, b, f)
+			}
+		default:
+			if string(brief.Elems[i].Str) != name || f != b {
+				t.Errorf("brief %s: %s, full %s", name, b, f)
+			}
+		}
+	}
 }

@@ -132,31 +132,53 @@ func (c *client) lastIDsForDollar(n int, args [][]byte) [][]byte {
 	first := (len(args) + o.streams + 1) / 2
 	var nodes []int
 	var cmds [][][]byte
-	var at []int
+	at := map[int]int{} // id argument -> its key's query
+	queried := map[string]int{}
 	for i := first; i < len(args); i++ {
-		if isDollar(args[i]) {
-			key := args[o.streams+1+i-first]
-			cmds = append(cmds, c.srv.unlogged([][]byte{[]byte("XINFO"), []byte("STREAM"), key}))
-			nodes = append(nodes, n)
-			at = append(at, i)
+		if !isDollar(args[i]) {
+			continue
 		}
+		key := args[o.streams+1+i-first]
+		q, ok := queried[string(key)]
+		if !ok {
+			q = len(cmds)
+			queried[string(key)] = q
+			cmds = append(cmds, c.srv.streamIDsQuery(key))
+			nodes = append(nodes, n)
+		}
+		at[i] = q
 	}
 	if len(cmds) == 0 {
 		return args
 	}
-	out := append([][]byte(nil), args...)
+	ids := make([][]byte, len(cmds))
 	for j, v := range c.roundTrip(nodes, cmds) {
 		if v.IsError() && string(v.Str) == resp.ErrNoSuchKey {
-			out[at[j]] = []byte("0-0")
+			ids[j] = []byte("0-0")
 			continue
 		}
-		id := lastGeneratedID(v)
-		if id == nil {
+		if ids[j] = lastGeneratedID(v); ids[j] == nil {
 			return args
 		}
-		out[at[j]] = id
+	}
+	out := append([][]byte(nil), args...)
+	for i, q := range at {
+		out[i] = ids[q]
 	}
 	return out
+}
+
+// streamIDsQuery is the XINFO STREAM that reads key's last generated id:
+// on shardgate nodes SHARDGATE BRIEF, which leaves out the first and
+// last entries (megabytes for big entries, which every client sharing
+// the node's connection would wait behind); on redis-servers the whole
+// reply.
+func (s *Server) streamIDsQuery(key []byte) [][]byte {
+	xinfo := [][]byte{[]byte("XINFO"), []byte("STREAM"), key}
+	if s.opts.PlainRedisNodes {
+		return xinfo
+	}
+	return s.unlogged(append([][]byte{[]byte("SHARDGATE"), []byte("BRIEF")}, xinfo...))
 }
 
 // lastGeneratedID is the last-generated-id field of an XINFO STREAM reply

@@ -31,6 +31,10 @@ type Ctx struct {
 	// its AOF (the command is MAY_REPLICATE), so that the header's bytes
 	// survive a restart.
 	Propagate bool
+	// Brief leaves out what a proxy asking for a stream's ids does not
+	// read: XINFO STREAM's first and last entries, which may be big
+	// (nil in their place).
+	Brief bool
 }
 
 // liveNow is the clock TTL and PTTL subtract from the expire time.

@@ -87,9 +87,17 @@ func cmdXinfoStream(c *Ctx) {
 		w.BulkString("groups")
 		w.Int(int64(len(s.Groups())))
 		w.BulkString("first-entry")
-		writeEdgeEntry(w, s, false)
+		if c.Brief {
+			w.Null()
+		} else {
+			writeEdgeEntry(w, s, false)
+		}
 		w.BulkString("last-entry")
-		writeEdgeEntry(w, s, true)
+		if c.Brief {
+			w.Null()
+		} else {
+			writeEdgeEntry(w, s, true)
+		}
 		return
 	}
 	w.BulkString("entries")
