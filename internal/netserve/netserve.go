@@ -7,9 +7,12 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shardgate/shardgate/internal/resp"
 )
 
 // AcceptLoop passes every connection ln accepts to handle until the
@@ -20,9 +23,21 @@ import (
 // once a second, instead of ending the server: Redis too keeps serving
 // its clients when accept fails. A listener closed by someone else
 // (net.ErrClosed without closed()) ends the loop with that error.
+//
+// Out of file descriptors, a client would wait in the kernel's queue
+// with no answer until one is freed. The loop keeps two spare
+// descriptors for that case: it lets them go, takes the waiting client,
+// answers it maxclients' error and closes it, then takes them back. A
+// proxy can get there below its maxclients, which counts one descriptor
+// per client, while blocked clients hold a node connection each besides.
 func AcceptLoop(ln net.Listener, closed func() bool, handle func(net.Conn), log *slog.Logger) error {
 	return acceptLoop(ln.Accept, closed, handle, log)
 }
+
+// spareFDs is the number of descriptors the accept loop holds back: one
+// for the accepted socket and one for the duplicate a rawio.Acceptor
+// makes of it.
+const spareFDs = 2
 
 // acceptLoop is AcceptLoop with the accept call given.
 func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func(net.Conn), log *slog.Logger) error {
@@ -30,6 +45,8 @@ func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func
 		delay    time.Duration
 		lastWarn time.Time
 	)
+	spares := reserveSpares()
+	defer func() { releaseSpares(spares) }()
 	for {
 		nc, err := accept()
 		if err != nil {
@@ -38,6 +55,18 @@ func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func
 			}
 			if errors.Is(err, net.ErrClosed) {
 				return err
+			}
+			if outOfFDs(err) && len(spares) > 0 {
+				releaseSpares(spares)
+				if nc, err := accept(); err == nil {
+					refuse(nc)
+				}
+				spares = reserveSpares()
+				if now := time.Now(); log != nil && now.Sub(lastWarn) >= time.Second {
+					lastWarn = now
+					log.Warn("out of file descriptors: a new client was refused", "err", err, "hint", hint(err))
+				}
+				continue
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 			if now := time.Now(); log != nil && now.Sub(lastWarn) >= time.Second {
@@ -48,8 +77,46 @@ func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func
 			continue
 		}
 		delay = 0
+		if len(spares) < spareFDs {
+			// Short since a refusal (descriptors were scarce): try again.
+			releaseSpares(spares)
+			spares = reserveSpares()
+		}
 		handle(nc)
 	}
+}
+
+// outOfFDs reports whether err is the process's or the system's
+// descriptor limit.
+func outOfFDs(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// reserveSpares opens the spare descriptors, as many as it can.
+func reserveSpares() []*os.File {
+	var out []*os.File
+	for range spareFDs {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			break
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func releaseSpares(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// refuse answers a client the server has no descriptor for, as Redis
+// answers one past maxclients, and closes it.
+func refuse(nc net.Conn) {
+	nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	nc.Write([]byte("-" + resp.ErrMaxClients + "\r\n"))
+	nc.Close()
 }
 
 // hint says what to do about an Accept error an operator can act on.
