@@ -34,6 +34,21 @@ func fencedNode(t *testing.T, wait time.Duration, hook func()) (s *Server, f *fe
 	}
 	s.gate.wait = wait
 	s.fencedBatchEnd = hook
+	slot := slots.Slot([]byte("fenced"))
+	f = &fence{done: make(chan struct{})}
+	s.ks.RLock()
+	sh := s.ks.Shard(slot)
+	sh.Lock()
+	s.gate.raiseFence(slot, f)
+	sh.Unlock()
+	s.ks.RUnlock()
+	return s, f, serveForTest(t, s)
+}
+
+// serveForTest serves s on a loopback port until the test ends and
+// returns a connection to it, with a 10 s deadline.
+func serveForTest(t *testing.T, s *Server) net.Conn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,21 +61,13 @@ func fencedNode(t *testing.T, wait time.Duration, hook func()) (s *Server, f *fe
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	slot := slots.Slot([]byte("fenced"))
-	f = &fence{done: make(chan struct{})}
-	s.ks.RLock()
-	sh := s.ks.Shard(slot)
-	sh.Lock()
-	s.gate.raiseFence(slot, f)
-	sh.Unlock()
-	s.ks.RUnlock()
-	nc, err = net.Dial("tcp", ln.Addr().String())
+	nc, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
 	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	return s, f, nc
+	return nc
 }
 
 func TestFenceRefusalCoversItsBatch(t *testing.T) {

@@ -2,13 +2,9 @@ package node
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shardgate/shardgate/slots"
 )
@@ -25,24 +21,7 @@ func TestTrackedSlotRecordsChangingReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), ln) }()
-	t.Cleanup(func() {
-		s.Close()
-		if err := <-served; err != nil && !errors.Is(err, ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	nc := serveForTest(t, s)
 	br := bufio.NewReader(nc)
 	do := func(args ...string) string {
 		t.Helper()
