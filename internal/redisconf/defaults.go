@@ -1,6 +1,7 @@
 package redisconf
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -174,12 +175,20 @@ func percent(v string) (int64, bool) {
 // redisValue is a CONFIG SET value of the parameter name (lower case) as
 // Redis's parser for it reads the argument: up to its first NUL for the
 // yes/no, enum and memory parameters (strcasecmp, memtoull) and for those
-// parsed word by word or character by character, whole for integers
-// (string2ll over the argument's length) and strings.
+// parsed character by character; for the parameters that take several
+// words, split on spaces first and each word up to its first NUL; whole
+// for integers (string2ll over the argument's length) and strings.
 func redisValue(name string, raw []byte) string {
 	cut := false
 	switch name {
-	case "save", "client-output-buffer-limit", "notify-keyspace-events", "oom-score-adj-values", "cluster-announce-hostname":
+	case "save", "client-output-buffer-limit", "oom-score-adj-values", "shutdown-on-sigint", "shutdown-on-sigterm":
+		// MULTI_ARG_CONFIG: sdssplitlen over the whole argument.
+		words := bytes.Split(raw, []byte(" "))
+		for i, w := range words {
+			words[i] = resp.CString(w, len(w))
+		}
+		return string(bytes.Join(words, []byte(" ")))
+	case "notify-keyspace-events", "cluster-announce-hostname":
 		cut = true
 	default:
 		if r, ok := ruleOf(name); ok {
@@ -224,6 +233,15 @@ func redisValueReason(name, v string) string {
 		return ""
 	case "oom-score-adj-values":
 		return oomScoreReason(v)
+	case "shutdown-on-sigint", "shutdown-on-sigterm":
+		// Several flags may be given, as words, each one of the enum's.
+		r, _ := ruleOf(name)
+		for _, w := range strings.Split(v, " ") {
+			if !containsFold(r.enum, w) {
+				return resp.ConfigReasonEnum + strings.Join(r.enum, ", ")
+			}
+		}
+		return ""
 	case "cluster-announce-hostname":
 		for _, c := range []byte(v) {
 			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
