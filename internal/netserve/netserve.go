@@ -56,6 +56,13 @@ func acceptLoop(accept func() (net.Conn, error), closed func() bool, handle func
 			if errors.Is(err, net.ErrClosed) {
 				return err
 			}
+			if outOfFDs(err) && len(spares) < spareFDs {
+				// Short since an earlier refusal, when the process's
+				// other descriptors (a proxy's node connections) took
+				// what it freed: some may be free again.
+				releaseSpares(spares)
+				spares = reserveSpares()
+			}
 			if outOfFDs(err) && len(spares) > 0 {
 				releaseSpares(spares)
 				if nc, err := accept(); err == nil {
